@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Shared set-up for scripts/rehearse.sh and scripts/test.sh; sourced, not run.
+# Installs only what the project needs: Debian packages for the podman test bed (when root),
+# a virtualenv in .venv with the pinned requirements. Nothing else system-wide.
+set -euo pipefail
+
+EAGLE3_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+EAGLE3_VENV="${EAGLE3_VENV:-$EAGLE3_ROOT/.venv}"
+export EAGLE3_ROOT EAGLE3_VENV
+
+eagle3_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+eagle3_apt_prereqs() {
+  local missing=() cmd
+  for cmd in podman runc debootstrap; do
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
+  done
+  python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "missing: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+    return 1
+  fi
+  eagle3_log "apt-get install ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" uidmap iptables ca-certificates >/dev/null
+}
+
+# eagle3_venv REQUIREMENTS_FILE: create .venv and install the file when its content changed.
+eagle3_venv() {
+  local req="$EAGLE3_ROOT/$1" stamp want
+  [ -x "$EAGLE3_VENV/bin/python" ] || { eagle3_log "python3 -m venv $EAGLE3_VENV"; python3 -m venv "$EAGLE3_VENV"; }
+  stamp="$EAGLE3_VENV/.eagle3-$(basename "$req").sha256"
+  want="$(cat "$EAGLE3_ROOT"/requirements*.txt | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    eagle3_log "pip install -r $1"
+    "$EAGLE3_VENV/bin/pip" install -q --disable-pip-version-check -r "$req"
+    echo "$want" > "$stamp"
+  fi
+}
+
+eagle3_activate() {
+  export PATH="$EAGLE3_VENV/bin:$PATH"
+  export CONTAINERS_CONF="${CONTAINERS_CONF:-$EAGLE3_ROOT/inventories/rehearsal/containers.conf}"
+  export ANSIBLE_CONFIG="$EAGLE3_ROOT/ansible.cfg"
+  export ANSIBLE_FORCE_COLOR="${ANSIBLE_FORCE_COLOR:-0}"
+  cd "$EAGLE3_ROOT"
+}
