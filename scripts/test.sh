@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite: static checks, unit tests, then the molecule scenarios on real hosts.
+#   scripts/test.sh              everything
+#   scripts/test.sh static       lint, argument_specs, syntax, pytest only
+#   scripts/test.sh SCENARIO...  only those molecule scenarios (after the static checks)
+source "$(dirname "$0")/env.sh"
+eagle3_apt_prereqs
+eagle3_venv requirements-dev.txt
+eagle3_activate
+
+ARTIFACTS="${EAGLE3_ARTIFACTS:-$EAGLE3_ROOT/artifacts}"
+mkdir -p "$ARTIFACTS"
+SCENARIOS=(default)
+[ "$#" -gt 0 ] && SCENARIOS=("$@")
+[ "${1:-}" = static ] && SCENARIOS=()
+
+start=$(date +%s)
+eagle3_log "yamllint --strict"
+yamllint --strict .
+eagle3_log "ansible-lint (production profile)"
+ansible-lint --offline -q
+eagle3_log "argument_specs == defaults"
+python scripts/check_argspecs.py roles
+eagle3_log "syntax check"
+ansible-playbook --syntax-check site.yml playbooks/teardown.yml >/dev/null
+eagle3_log "pytest (plugins, scripts)"
+pytest -q -p no:cacheprovider tests
+
+for scenario in "${SCENARIOS[@]}"; do
+  eagle3_log "molecule test -s $scenario"
+  t0=$(date +%s)
+  molecule test -s "$scenario" 2>&1 | tee "$ARTIFACTS/molecule-$scenario.log"
+  eagle3_log "molecule $scenario: $(( $(date +%s) - t0 )) s"
+done
+eagle3_log "all tests passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,35 @@
+"""The argument_specs drift check fails on drift and passes on the project's roles."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from check_argspecs import check_role
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_role(tmp_path: Path, defaults: str, specs: str) -> Path:
+    role = tmp_path / "r"
+    (role / "defaults").mkdir(parents=True)
+    (role / "meta").mkdir()
+    (role / "defaults" / "main.yml").write_text(defaults)
+    (role / "meta" / "argument_specs.yml").write_text(specs)
+    return role
+
+
+SPEC = "argument_specs:\n  main:\n    options:\n      r_a: {type: int, default: 1, description: a}\n"
+
+
+def test_project_roles_have_no_drift():
+    for role in sorted((ROOT / "roles").iterdir()):
+        assert check_role(role) == [], role.name
+
+
+def test_missing_option_is_reported(tmp_path):
+    errors = check_role(make_role(tmp_path, "r_a: 1\nr_b: 2\n", SPEC))
+    assert errors == ["r: r_b is in defaults/main.yml but not in argument_specs"]
+
+
+def test_differing_default_is_reported(tmp_path):
+    errors = check_role(make_role(tmp_path, "r_a: 2\n", SPEC))
+    assert errors == ["r: r_a defaults differ: argument_specs 1, defaults 2"]

@@ -1,0 +1,49 @@
+"""Tests of plugins/filter/eagle3.py on results from real rehearsal runs."""
+from __future__ import annotations
+
+import pytest
+
+from eagle3 import eagle3_compare, eagle3_profiles, eagle3_table
+
+
+def test_one_k_is_the_tutorials_plain_run():
+    profiles = eagle3_profiles([3], "draft-dir")
+    assert profiles == [
+        {"name": "baseline"},
+        {"name": "eagle3", "speculative_config": {"method": "eagle3", "model": "draft-dir", "num_speculative_tokens": 3}},
+    ]
+
+
+def test_several_k_expand_into_a_sweep():
+    names = [p["name"] for p in eagle3_profiles([2, 3, 4], "d")]
+    assert names == ["baseline", "eagle3-k2", "eagle3-k3", "eagle3-k4"]
+
+
+@pytest.mark.parametrize("bad", [[], [0], [9], [3, 3], ["3"], [True]])
+def test_bad_k_is_refused_by_name(bad):
+    with pytest.raises(ValueError, match="num_speculative_tokens"):
+        eagle3_profiles(bad, "d")
+
+
+def test_compare_puts_baseline_first_with_ratios(agree_run):
+    rows = eagle3_compare(agree_run)
+    assert [r["profile"] for r in rows] == ["baseline", "eagle3"]
+    base, spec = rows
+    assert base["speedup"] == pytest.approx(1.0)
+    assert spec["speedup"] == pytest.approx(agree_run["eagle3"]["output_throughput"] / agree_run["baseline"]["output_throughput"])
+    assert spec["tpot_ratio"] == pytest.approx(agree_run["eagle3"]["median_tpot_ms"] / agree_run["baseline"]["median_tpot_ms"])
+    assert spec["acceptance_rate"] == pytest.approx(100.0)
+    assert spec["acceptance_length"] == pytest.approx(4.0)
+    assert base["acceptance_rate"] is None
+
+
+def test_compare_without_baseline_has_no_ratios(agree_run):
+    rows = eagle3_compare({"eagle3": agree_run["eagle3"]})
+    assert rows[0]["speedup"] is None
+
+
+def test_table_formats_every_profile(agree_run):
+    lines = eagle3_table(eagle3_compare(agree_run))
+    assert lines[0].split()[0] == "profile"
+    assert lines[1].split()[0] == "baseline" and lines[1].split()[-1] == "-"
+    assert lines[2].split()[-2:] == ["100.0", "4.00"]
