@@ -1,24 +1,32 @@
-"""Shared fixtures: result JSON fetched from real rehearsal runs (see tests/fixtures/README.md)."""
+"""Shared fixtures: runs fetched from real rehearsal runs (see tests/fixtures/README.md)."""
 from __future__ import annotations
 
-import json
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-
-def load_run(name: str) -> dict[str, dict]:
-    """{profile: result} for one fixture run directory (completions files left out)."""
-    return {p.stem: json.loads(p.read_text()) for p in sorted((FIXTURES / name).glob("*.json"))
-            if not p.name.endswith(".completions.json")}
+from eagle3 import load_run  # noqa: E402
 
 
 @pytest.fixture
 def agree_run() -> dict[str, dict]:
-    return load_run("rehearsal-agree")
+    """{profile: bench JSON} of the agreeing-draft run (one host)."""
+    return load_run(RUNS / "agree")["rehearsal-1"]["results"]
+
+
+@pytest.fixture
+def run_copy(tmp_path):
+    """Copy fixture runs' host directories into one run directory under tmp_path."""
+    def make(**hosts: str) -> Path:
+        for host, source in hosts.items():
+            src_run, src_host = source.split("/")
+            shutil.copytree(RUNS / src_run / src_host, tmp_path / "run" / host)
+        return tmp_path / "run"
+    return make

