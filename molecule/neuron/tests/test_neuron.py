@@ -1,0 +1,144 @@
+"""The neuron path on a host playing trn2, against FIXTURE repositories (see molecule.yml)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import testinfra
+import yaml
+
+NAME = "molecule-neuron-1"
+HOST = testinfra.get_host(f"podman://{NAME}")
+ROOT = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
+EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
+PINNED = {"aws-neuronx-dkms": "2.30.2.0", "aws-neuronx-runtime-lib": "2.34.10.0",
+          "aws-neuronx-collectives": "2.34.10.0", "aws-neuronx-tools": "2.32.28.0"}
+ROW_231 = {"deb": {"aws-neuronx-dkms": "2.29.41.0", "aws-neuronx-runtime-lib": "2.33.21.0",
+                   "aws-neuronx-collectives": "2.33.21.0", "aws-neuronx-tools": "2.31.30.0"},
+           "pip": ["vllm-neuron==0.24.0.1.1.0", "neuronx-cc==2.27.5334.0", "nki==0.6.0"]}
+
+
+def play(*extra: str, playbook: str = "playbooks/host.yml") -> tuple[int, str]:
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
+                           str(ROOT / playbook), *extra], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+def releases(**rows: dict) -> str:
+    base = yaml.safe_load((ROOT / "group_vars/all/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
+    return json.dumps({"eagle3_neuron_releases": dict(base, **rows)})
+
+
+def test_repository_line_and_keyring_as_documented():
+    assert HOST.file("/etc/apt/sources.list.d/neuron.list").content_string == (
+        "deb [signed-by=/etc/apt/keyrings/neuron.asc] http://127.0.0.1:8741 bookworm main\n")
+    key = HOST.file("/etc/apt/keyrings/neuron.asc")
+    assert key.mode == 0o644 and key.user == "root"
+    fpr = (EPHEMERAL / "fixtures" / "fingerprint").read_text().strip()
+    assert fpr in HOST.run("gpg --batch --show-keys --with-colons /etc/apt/keyrings/neuron.asc").stdout
+    assert not HOST.file("/etc/apt/trusted.gpg").exists  # no apt-key
+
+
+@pytest.mark.parametrize(("package", "version"), PINNED.items())
+def test_pinned_versions_installed_and_held(package, version):
+    assert HOST.package(package).version == version
+    assert HOST.run(f"dpkg --get-selections {package}").stdout.split() == [package, "hold"]
+
+
+def test_headers_installed_before_the_driver():
+    kernel = HOST.run("uname -r").stdout.strip()
+    assert HOST.package(f"linux-headers-{kernel}").is_installed
+
+
+def test_plugin_pins_in_the_venv():
+    found = json.loads(HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json").stdout)
+    versions = {p["name"].lower(): p["version"] for p in found}
+    assert versions["vllm-neuron"] == "0.24.0.1.1.0"
+    assert versions["neuronx-cc"] == "2.27.5334.0" and versions["nki"] == "0.6.0"
+
+
+def test_neuron_units_carry_tp8_path_and_cache():
+    cfg = yaml.safe_load(HOST.file("/etc/eagle3/eagle3.yaml").content_string)
+    assert cfg["tensor-parallel-size"] == 8
+    assert cfg["speculative-config"] == {"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
+                                         "num_speculative_tokens": 3}
+    env = HOST.file("/etc/eagle3/vllm.env").content_string
+    assert "PATH=/opt/eagle3/venv/bin:" in env and "VLLM_CACHE_ROOT=/var/lib/eagle3/cache" in env
+    unit = HOST.file("/etc/systemd/system/vllm-eagle3.service").content_string
+    assert "DeviceAllow=/dev/neuron15 rw" in unit and "PrivateDevices" not in unit
+    assert "Environment=PROMETHEUS_MULTIPROC_DIR=%t/vllm-eagle3" in unit and "RuntimeDirectory=vllm-eagle3" in unit
+    assert HOST.file("/var/lib/eagle3/data/sonnet.txt").exists
+
+
+def test_sdk_older_than_232_is_refused():
+    rc, out = play("-e", releases(**{"2.31.0": ROW_231}), "-e", "eagle3_neuron_sdk_version=2.31.0")
+    assert rc != 0 and "neuron_sdk_version 2.31.0: older than the required 2.32.0" in out
+
+
+def test_release_without_a_row_is_refused():
+    rc, out = play("-e", "eagle3_neuron_sdk_version=2.40.0")
+    assert rc != 0 and "neuron_sdk_version 2.40.0: no row in the release table" in out
+
+
+def test_foreign_process_holding_cores_is_named():
+    HOST.run("mkdir -p /etc/eagle3-fixture && echo '[{\"pid\": 4242, \"command\": \"python3 train.py\"}]'"
+             " > /etc/eagle3-fixture/neuron-processes.json")
+    try:
+        rc, out = play()
+        assert rc != 0
+        assert "NeuronCores are held by" in out and '"pid": 4242' in out and "python3 train.py" in out
+    finally:
+        HOST.run("rm -f /etc/eagle3-fixture/neuron-processes.json")
+
+
+def test_dlami_is_verified_not_reinstalled():
+    HOST.run("mkdir -p /opt/aws_neuronx_venv_pytorch_2_9")
+    try:
+        rc, out = play("--tags", "neuron")
+        assert rc == 0, out[-2000:]
+        assert "Neuron DLAMI detected" in out and "verifying, not reinstalling" in out
+        assert "changed=0" in out.split("PLAY RECAP")[-1]
+    finally:
+        HOST.run("rmdir /opt/aws_neuronx_venv_pytorch_2_9")
+
+
+def test_dlami_with_an_old_sdk_is_refused_naming_versions():
+    HOST.run("mkdir -p /opt/aws_neuronx_venv_pytorch_2_9")
+    downgrade = HOST.run("DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades --allow-change-held-packages"
+                         " aws-neuronx-runtime-lib=2.33.21.0")
+    assert downgrade.rc == 0, downgrade.stderr
+    try:
+        rc, out = play("--tags", "neuron")
+        assert rc != 0
+        assert "installed aws-neuronx-runtime-lib 2.33.21.0 is older than 2.34.10.0 (Neuron SDK 2.32.0)" in out
+    finally:
+        HOST.run("rmdir /opt/aws_neuronx_venv_pytorch_2_9")
+        rc, out = play("--tags", "neuron")  # the pinned release comes back
+        assert rc == 0 and HOST.package("aws-neuronx-runtime-lib").version == "2.34.10.0"
+
+
+def test_pypi_placeholder_is_refused_by_its_metadata():
+    row = {"deb": PINNED, "pip": ["vllm-neuron==0.1.0", "neuronx-cc==2.27.5334.0", "nki==0.6.0"]}
+    try:
+        rc, out = play("-e", releases(**{"2.32.0": row}), "--tags", "vllm")
+        assert rc != 0
+        assert "refusing placeholder packages (their metadata says so): vllm-neuron" in out
+    finally:
+        rc, out = play("--tags", "vllm")  # the pinned plugin comes back
+        assert rc == 0, out[-2000:]
+
+
+def test_hf_token_only_in_a_root_only_environment_file():
+    canary = "hf_CANARY0123456789abcdef"
+    rc, out = play("-e", f"eagle3_hf_token={canary}", "-v", playbook="playbooks/service.yml")
+    assert rc == 0, out[-2000:]
+    secrets = HOST.file("/etc/eagle3/secrets.env")
+    assert (secrets.mode, secrets.user, secrets.group) == (0o600, "root", "root")
+    assert secrets.content_string == f"HF_TOKEN={canary}\n"
+    assert canary not in out
+    leaks = HOST.run(f"grep -rl {canary} /etc /var/lib/eagle3 /opt/eagle3 2>/dev/null").stdout.split()
+    assert leaks == ["/etc/eagle3/secrets.env"]
