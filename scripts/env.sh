@@ -10,9 +10,11 @@ export EAGLE3_ROOT EAGLE3_VENV
 
 eagle3_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
+# eagle3_apt_prereqs [EXTRA_COMMAND...]: podman, runc, debootstrap, python3-venv, and any extra
+# commands (each installed from the Debian package of the same name).
 eagle3_apt_prereqs() {
   local missing=() cmd
-  for cmd in podman runc debootstrap; do
+  for cmd in podman runc debootstrap "$@"; do
     command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
   done
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)

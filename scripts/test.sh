@@ -4,7 +4,8 @@
 #   scripts/test.sh static       lint, argument_specs, syntax, pytest only
 #   scripts/test.sh SCENARIO...  only those molecule scenarios (after the static checks)
 source "$(dirname "$0")/env.sh"
-eagle3_apt_prereqs
+# chromium: the report test opens report.html headless and keeps a screenshot in artifacts/.
+eagle3_apt_prereqs chromium
 eagle3_venv requirements-dev.txt
 eagle3_activate
 

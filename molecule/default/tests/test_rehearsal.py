@@ -198,3 +198,10 @@ def test_manifest_records_what_was_deployed():
     assert manifest["sha256"][unit] == HOST.file(unit).sha256sum
     data = json.loads((RESULTS / "eagle3.json").read_text())
     assert data["run_id"] == "molecule" and data["profile"] == "eagle3" and data["accelerator"] == "cpu"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_unit_exposure_is_low(profile):
+    out = HOST.run(f"systemd-analyze security vllm-{profile}.service --no-pager").stdout
+    level = float(out.split("Overall exposure level for")[1].split(":")[1].split()[0])
+    assert level <= 4.5, out[-2000:]

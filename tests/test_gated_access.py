@@ -1,0 +1,88 @@
+"""model_assets' gated-access check against a FIXTURE Hugging Face endpoint on 127.0.0.1:
+distinct messages for 401, 403 and 404, the token never in the output, the dataset pinned by checksum."""
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+TOKEN = "hf_CANARYgated0123456789"
+SONNET = b"From fairest creatures we desire increase (fixture)\n" * 10
+
+
+class FixtureHub(http.server.BaseHTTPRequestHandler):
+    """/ok/* 200 with the right token, 401 without it; /gated/* 403; /missing/* 404."""
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        if self.path == "/sonnet.txt":
+            return self.reply(200, SONNET)
+        authorized = self.headers.get("Authorization") == f"Bearer {TOKEN}"
+        if self.path.startswith("/missing/"):
+            return self.reply(404, b"Repository not found")
+        if not authorized:
+            return self.reply(401, b"Invalid credentials")
+        if self.path.startswith("/gated/"):
+            return self.reply(403, b"Access to model is restricted")
+        return self.reply(200, b"{}")
+
+    def reply(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def hub():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FixtureHub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def run(hub: str, tmp_path: Path, target: str, token: str, checksum: str | None = None):
+    extra = {"endpoint": hub, "target": target, "token": token, "dataset_path": str(tmp_path / "data" / "sonnet.txt"),
+             "checksum": checksum or "sha256:" + hashlib.sha256(SONNET).hexdigest()}
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-vvv",
+                           str(ROOT / "tests/playbooks/gated.yml"), "-e", json.dumps(extra)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")))
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+@pytest.mark.parametrize(("target", "token", "expect"), [
+    ("ok/model", "", "HTTP 401. No token or an invalid one"),
+    ("gated/model", TOKEN, "HTTP 403. The token is valid but may not read this gated repository"),
+    ("missing/model", TOKEN, "HTTP 404. No such repository"),
+])
+def test_refusals_are_distinct_and_named(hub, tmp_path, target, token, expect):
+    rc, out = run(hub, tmp_path, target, token)
+    assert rc != 0
+    assert f"{target}: {expect}" in out
+    assert TOKEN not in out  # not even at -vvv
+    assert not (tmp_path / "data" / "sonnet.txt").exists()
+
+
+def test_access_granted_downloads_the_pinned_dataset(hub, tmp_path):
+    rc, out = run(hub, tmp_path, "ok/model", TOKEN)
+    assert rc == 0, out[-2000:]
+    assert (tmp_path / "data" / "sonnet.txt").read_bytes() == SONNET
+    assert TOKEN not in out
+
+
+def test_dataset_with_another_checksum_is_refused(hub, tmp_path):
+    rc, out = run(hub, tmp_path, "ok/model", TOKEN, checksum="sha256:" + "0" * 64)
+    assert rc != 0 and "checksum" in out.lower()
