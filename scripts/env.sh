@@ -18,6 +18,8 @@ eagle3_apt_prereqs() {
     command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
   done
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+  # debootstrap of Debian bookworm (the rehearsal image) checks Debian's archive key (Ubuntu lacks it).
+  [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
   [ "${#missing[@]}" -eq 0 ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
