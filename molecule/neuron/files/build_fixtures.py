@@ -45,12 +45,25 @@ def run(*argv: str, **kw) -> str:
     return subprocess.run(argv, check=True, capture_output=True, text=True, **kw).stdout
 
 
+# The 2.33 row's driver fixture fails its "DKMS build" the way a missing-headers build does, so the
+# role's explanation of a failed driver install is exercised.
+FAILING_DKMS = "aws-neuronx-dkms", "2.31.7.0"
+POSTINST_FAIL = """#!/bin/sh
+echo "Error! Bad return status for module build on kernel: $(uname -r) (x86_64)" >&2
+echo "Consult /var/lib/dkms/aws-neuronx/2.31.7.0/build/make.log for more information." >&2
+exit 10
+"""
+
+
 def build_deb(out: Path, name: str, version: str, files: dict[str, tuple[str, int]]) -> Path:
     root = out / "build" / f"{name}_{version}"
     (root / "DEBIAN").mkdir(parents=True, exist_ok=True)
     (root / "DEBIAN" / "control").write_text(
         f"Package: {name}\nVersion: {version}\nArchitecture: all\nMaintainer: eagle3 fixtures <fixtures@localhost>\n"
         f"Description: FIXTURE stand-in for {name} {version} (tests only, no real content)\n")
+    if (name, version) == FAILING_DKMS:
+        (root / "DEBIAN" / "postinst").write_text(POSTINST_FAIL)
+        (root / "DEBIAN" / "postinst").chmod(0o755)
     for path, (content, mode) in files.items():
         target = root / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -121,6 +121,20 @@ def test_dlami_with_an_old_sdk_is_refused_naming_versions():
         assert rc == 0 and HOST.package("aws-neuronx-runtime-lib").version == "2.34.10.0"
 
 
+def test_failed_driver_build_is_explained():
+    # The fixture 2.33 driver fails in postinst like a DKMS build without headers.
+    try:
+        rc, out = play("-e", "eagle3_neuron_sdk_version=2.33.0", "--tags", "neuron")
+        assert rc != 0
+        assert "The Neuron driver (aws-neuronx-dkms) is built by DKMS against linux-headers-" in out
+        assert "Bad return status for module build" in out
+    finally:
+        HOST.run("dpkg --remove --force-all aws-neuronx-dkms")
+        rc, out = play("--tags", "neuron")  # the pinned 2.32 release comes back
+        assert rc == 0, out[-2000:]
+        assert HOST.package("aws-neuronx-dkms").version == "2.30.2.0"
+
+
 def test_pypi_placeholder_is_refused_by_its_metadata():
     row = {"deb": PINNED, "pip": ["vllm-neuron==0.1.0", "neuronx-cc==2.27.5334.0", "nki==0.6.0"]}
     try:
