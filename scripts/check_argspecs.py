@@ -3,7 +3,7 @@
 
 Every default must be specified with the same default value, and every specified option that
 has a default must be in defaults/main.yml. Templated defaults ("{{ ... }}") are compared as
-keys only.
+keys only. The preflight entry point (run by playbooks/preflight.yml) must share main's spec.
 """
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ def check_role(role: Path) -> list[str]:
         return [f"{role.name}: meta/argument_specs.yml is missing"]
     defaults = yaml.safe_load(defaults_file.read_text()) if defaults_file.exists() else {}
     defaults = defaults or {}
-    options = yaml.safe_load(specs_file.read_text())["argument_specs"]["main"].get("options", {})
+    specs = yaml.safe_load(specs_file.read_text())["argument_specs"]
+    options = specs["main"].get("options", {})
     errors = []
+    if specs.get("preflight") != specs["main"]:
+        errors.append(f"{role.name}: the preflight entry point must share the main spec (preflight: *spec)")
     for key in sorted(set(defaults) - set(options)):
         errors.append(f"{role.name}: {key} is in defaults/main.yml but not in argument_specs")
     for key in sorted(set(options) - set(defaults)):

@@ -17,7 +17,8 @@ def make_role(tmp_path: Path, defaults: str, specs: str) -> Path:
     return role
 
 
-SPEC = "argument_specs:\n  main:\n    options:\n      r_a: {type: int, default: 1, description: a}\n"
+SPEC = ("argument_specs:\n  main: &spec\n    options:\n      r_a: {type: int, default: 1, description: a}\n"
+        "  preflight: *spec\n")
 
 
 def test_project_roles_have_no_drift():
@@ -33,3 +34,9 @@ def test_missing_option_is_reported(tmp_path):
 def test_differing_default_is_reported(tmp_path):
     errors = check_role(make_role(tmp_path, "r_a: 2\n", SPEC))
     assert errors == ["r: r_a defaults differ: argument_specs 1, defaults 2"]
+
+
+def test_preflight_entry_point_must_share_the_spec(tmp_path):
+    alone = SPEC.replace("  preflight: *spec\n", "")
+    errors = check_role(make_role(tmp_path, "r_a: 1\n", alone))
+    assert errors == ["r: the preflight entry point must share the main spec (preflight: *spec)"]

@@ -19,10 +19,17 @@ def test_several_k_expand_into_a_sweep():
     assert names == ["baseline", "eagle3-k2", "eagle3-k3", "eagle3-k4"]
 
 
-@pytest.mark.parametrize("bad", [[], [0], [9], [3, 3], ["3"], [True]])
+@pytest.mark.parametrize("bad", [[], [0], [9], [3, 3], ["3"], [True], "", "2,x", "3,3", "12"])
 def test_bad_k_is_refused_by_name(bad):
-    with pytest.raises(ValueError, match="num_speculative_tokens"):
+    with pytest.raises(ValueError, match="eagle3_num_speculative_tokens: "):
         eagle3_profiles(bad, "d")
+
+
+@pytest.mark.parametrize(("given", "names"), [("3", ["baseline", "eagle3"]),
+                                              ("2,3,4", ["baseline", "eagle3-k2", "eagle3-k3", "eagle3-k4"])])
+def test_k_from_the_command_line_is_parsed(given, names):
+    # ansible-playbook -e eagle3_num_speculative_tokens=2,3,4 passes a string.
+    assert [p["name"] for p in eagle3_profiles(given, "d")] == names
 
 
 def test_compare_puts_baseline_first_with_ratios(agree_run):

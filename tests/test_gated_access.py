@@ -64,7 +64,7 @@ def run(hub: str, tmp_path: Path, target: str, token: str, checksum: str | None 
 
 
 @pytest.mark.parametrize(("target", "token", "expect"), [
-    ("ok/model", "", "HTTP 401. No token or an invalid one"),
+    ("ok/model", "hf_not_the_right_one", "HTTP 401. No token or an invalid one"),
     ("gated/model", TOKEN, "HTTP 403. The token is valid but may not read this gated repository"),
     ("missing/model", TOKEN, "HTTP 404. No such repository"),
 ])
@@ -74,6 +74,13 @@ def test_refusals_are_distinct_and_named(hub, tmp_path, target, token, expect):
     assert f"{target}: {expect}" in out
     assert TOKEN not in out  # not even at -vvv
     assert not (tmp_path / "data" / "sonnet.txt").exists()
+
+
+def test_no_token_is_refused_before_any_request(hub, tmp_path):
+    rc, out = run(hub, tmp_path, "ok/model", "")
+    assert rc != 0
+    assert "model_assets_hf_token (eagle3_hf_token) is empty: ok/model is a gated model" in out
+    assert not (tmp_path / "data").exists()
 
 
 def test_access_granted_downloads_the_pinned_dataset(hub, tmp_path):

@@ -43,15 +43,17 @@ def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
     One k gives the profile name "<method>" (the tutorial's plain run); several give
     "<method>-k<k>" each (a sweep).
     """
+    if isinstance(ks, str):  # -e eagle3_num_speculative_tokens=3 or =2,3,4
+        ks = [int(k) if k.strip().isdigit() else k.strip() for k in ks.split(",")]
     values = [ks] if isinstance(ks, int) else list(ks)
     if not values:
-        raise ValueError("num_speculative_tokens: expected one or more integers, got none")
-    if len(set(values)) != len(values):
-        raise ValueError(f"num_speculative_tokens: values must be distinct, got {values}")
+        raise ValueError("eagle3_num_speculative_tokens: expected one or more integers 1..8, got none")
+    if len(set(map(str, values))) != len(values):
+        raise ValueError(f"eagle3_num_speculative_tokens: values must be distinct, got {values}")
     profiles: list[dict[str, Any]] = [{"name": baseline}]
     for k in values:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 8:
-            raise ValueError(f"num_speculative_tokens: expected integers 1..8, got {k!r}")
+            raise ValueError(f"eagle3_num_speculative_tokens: expected integers 1..8, got {k!r}")
         name = method if len(values) == 1 else f"{method}-k{k}"
         profiles.append({
             "name": name,
@@ -391,6 +393,51 @@ def eagle3_spread_item(pair: tuple[dict[str, Any], dict[str, Any]], fleet: dict[
     return [f"{host['key']} {row['profile']}", ratio]
 
 
+INSTANCE_STORE_MODEL = "Amazon EC2 NVMe Instance Storage"
+CACHE_LABEL = "eagle3-cache"
+
+
+def eagle3_cache_disk(lsblk: dict[str, Any], wanted: str = "auto", mount: str = "/mnt/eagle3-cache") -> dict[str, Any]:
+    """Pick the disk for the compile cache from `lsblk -J -o NAME,PATH,MODEL,SERIAL,TYPE,FSTYPE,LABEL,MOUNTPOINT`.
+
+    wanted "auto": the first instance-store NVMe disk (model "Amazon EC2 NVMe Instance Storage")
+    that has no partitions and is blank, or already ours (label eagle3-cache, unmounted or mounted
+    at `mount`); a /dev path: that disk, under the same conditions; "": none.
+    Returns {"device": path or "", "format": bool, "reason": text}.
+    """
+    if not wanted:
+        return {"device": "", "format": False, "reason": "disabled (vllm_service_cache_device is empty)"}
+    disks = [d for d in lsblk.get("blockdevices", []) if d.get("type") == "disk"]
+
+    def usable(disk: dict[str, Any]) -> str | None:
+        if disk.get("children"):
+            return "it has partitions"
+        if disk.get("fstype") and disk.get("label") != CACHE_LABEL:
+            return f"it holds a {disk['fstype']} file system labelled {disk.get('label')!r}, not {CACHE_LABEL!r}"
+        if disk.get("mountpoint") not in (None, "", mount):
+            return f"it is mounted at {disk['mountpoint']}"
+        return None
+
+    if wanted != "auto":
+        disk = next((d for d in disks if wanted in (d.get("path"), "/dev/" + str(d.get("name")))), None)
+        if disk is None:
+            raise ValueError(f"vllm_service_cache_device {wanted}: no such disk on the host")
+        problem = usable(disk)
+        if problem:
+            raise ValueError(f"vllm_service_cache_device {wanted}: {problem}; eagle3 only formats blank disks")
+        return {"device": disk.get("path") or wanted, "format": not disk.get("fstype"), "reason": "given"}
+    stores = [d for d in disks if (d.get("model") or "").strip() == INSTANCE_STORE_MODEL]
+    for disk in stores:
+        if usable(disk) is None:
+            return {"device": disk["path"], "format": not disk.get("fstype"),
+                    "reason": f"instance-store NVMe (serial {(disk.get('serial') or '').strip()})"}
+    if stores:
+        return {"device": "", "format": False,
+                "reason": "instance-store NVMe present but none usable: "
+                          + "; ".join(f"{d['path']}: {usable(d)}" for d in stores)}
+    return {"device": "", "format": False, "reason": "no instance-store NVMe on this host"}
+
+
 class FilterModule:
     """Ansible entry point."""
 
@@ -399,6 +446,7 @@ class FilterModule:
             "eagle3_profiles": eagle3_profiles,
             "eagle3_compare": eagle3_compare,
             "eagle3_is_cidr": eagle3_is_cidr,
+            "eagle3_cache_disk": eagle3_cache_disk,
             "eagle3_table": eagle3_table,
             "eagle3_parity": eagle3_parity,
             "eagle3_sweep": eagle3_sweep,

@@ -205,3 +205,40 @@ def test_unit_exposure_is_low(profile):
     out = HOST.run(f"systemd-analyze security vllm-{profile}.service --no-pager").stdout
     level = float(out.split("Overall exposure level for")[1].split(":")[1].split()[0])
     assert level <= 4.5, out[-2000:]
+
+
+SONNET_EQUIVALENCE = """%s - <<'EOF'
+import json, random, subprocess, sys
+from transformers import AutoTokenizer
+from vllm.benchmarks.datasets.datasets import SonnetDataset
+path = "/var/lib/eagle3/models/dataset/sonnet.txt"
+tok = AutoTokenizer.from_pretrained("/var/lib/eagle3/models/target")
+random.seed(0)
+theirs = SonnetDataset(dataset_path=path).sample(tokenizer=tok, num_requests=%d, input_len=512, output_len=128)
+ours = [json.loads(line) for line in open("%s")]
+print(json.dumps({"same": [a.prompt == b["prompt"] for a, b in zip(theirs, ours)],
+                  "output_tokens": sorted({b["output_tokens"] for b in ours})}))
+EOF"""
+
+
+def test_sonnet_fallback_was_used_and_recorded():
+    # molecule sets eagle3_bench_dataset: custom, so the fallback of vLLM >= 0.32 ran for real here.
+    manifest = json.loads((RESULTS / "manifest.json").read_text())
+    dataset = manifest["parameters"]["dataset"]
+    assert manifest["parameters"]["dataset_name"] == "custom" == dataset["used"]
+    assert dataset["requested"] == "custom"
+    # The detection read the real choices of the installed vllm bench serve (0.29 still has sonnet).
+    assert {"sonnet", "custom", "random"} <= set(dataset["offered"])
+    assert dataset["sha256"] == HOST.file(dataset["path"]).sha256sum
+    for profile in PROFILES:
+        assert json.loads((RESULTS / f"{profile}.json").read_text())["dataset"] == "custom"
+
+
+def test_custom_prompts_equal_vllm_sonnet_prompts():
+    # The JSONL holds exactly the prompts vLLM 0.29's SonnetDataset draws with the same seed and lengths.
+    path = json.loads((RESULTS / "manifest.json").read_text())["parameters"]["dataset"]["path"]
+    out = HOST.run(SONNET_EQUIVALENCE % ("/opt/eagle3/venv/bin/python", NUM_PROMPTS, path))
+    assert out.rc == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["same"] == [True] * NUM_PROMPTS
+    assert found["output_tokens"] == [128]

@@ -1,0 +1,184 @@
+"""Fault drills on the converged rehearsal host, each a real `ansible-playbook site.yml` run.
+
+- the port already taken: reported with the holder's PID and command, nothing started;
+- a full disk for the results: reported before any benchmark starts;
+- a run killed mid-benchmark, with a second host unreachable, at -vvv with a canary token:
+  the rerun keeps the finished result and completes the rest, the report lists the unreachable
+  host, and the canary appears nowhere (log, fetched results, world-readable files on the host,
+  any process's command line) although the server really received it.
+
+These run after test_converged.py (file order) because they change the host (a token).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import testinfra
+
+ROOT = Path(__file__).resolve().parents[3]
+EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
+NAME = "molecule-rehearsal-1"
+PORT = 8100
+HOST = testinfra.get_host(f"podman://{NAME}")
+CANARY = "hf_CANARYeagle3drill0123456789"
+UNREACHABLE = "molecule-unreachable-1"
+
+
+def site_command(*extra: str, verbose: str = "") -> list[str]:
+    args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory")]
+    return args + ([verbose] if verbose else []) + list(extra) + [str(ROOT / "site.yml")]
+
+
+def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[str, str]:
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID=run_id,
+               EAGLE3_RESULTS_DIR=str(results or EPHEMERAL / "results"), ANSIBLE_NOCOLOR="1")
+    env.pop("HF_TOKEN", None)
+    if token:
+        env["HF_TOKEN"] = token
+    return env
+
+
+def run_site(run_id: str, *extra: str, results: Path | None = None, timeout: int = 900) -> tuple[int, str]:
+    proc = subprocess.run(site_command(*extra), capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=site_env(run_id, results), stdin=subprocess.DEVNULL)
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+def unit_starts(profile: str) -> str:
+    return HOST.run(f"systemctl show vllm-{profile}.service -p ExecMainStartTimestampMonotonic --value").stdout.strip()
+
+
+def test_port_taken_is_reported_with_its_holder():
+    before = unit_starts("baseline")
+    holder = HOST.run(f"cd /tmp && nohup python3 -m http.server {PORT} --bind 127.0.0.1 >/dev/null 2>&1 & echo $!")
+    pid = int(holder.stdout.strip())
+    try:
+        time.sleep(1)
+        rc, out = run_site("drill-port")
+    finally:
+        HOST.run(f"kill {pid}")  # only the process this test started
+    assert rc != 0
+    assert (f"port {PORT} (vllm_bench_port, eagle3_port) is already taken on {NAME} by PID {pid}: "
+            f"python3 -m http.server {PORT} --bind 127.0.0.1") in out, out[-3000:]
+    failure = json.loads((EPHEMERAL / "results/drill-port" / NAME / "failure.json").read_text())
+    assert failure["profile"] == "baseline" and f"PID {pid}" in failure["reason"]
+    assert unit_starts("baseline") == before  # the server was never started
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mount = tmp_path / "full"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    try:
+        (mount / "results").mkdir()
+        subprocess.run(["dd", "if=/dev/zero", f"of={mount}/filler", "bs=64k"], capture_output=True)
+        yield mount / "results"
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_full_results_disk_is_reported_before_benchmarking(full_disk):
+    before = unit_starts("baseline")
+    rc, out = run_site("drill-disk", results=full_disk)
+    assert rc != 0
+    assert "not enough free space before benchmarking: vllm_bench_results_dir (eagle3_results_dir) on the controller:" in out
+    assert f"{full_disk}/drill-disk/{NAME} has 0 MB free" in out, out[-3000:]
+    assert unit_starts("baseline") == before
+
+
+@pytest.fixture(scope="module")
+def interrupted_run(tmp_path_factory):
+    """Run A at -vvv with the canary, killed once the baseline result is fetched; run B completes it."""
+    second = tmp_path_factory.mktemp("inv") / "unreachable.yml"
+    second.write_text(
+        "all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n          hosts:\n"
+        f"            {UNREACHABLE}:\n              ansible_connection: ssh\n              ansible_host: 127.0.0.1\n"
+        "              ansible_port: 9\n              eagle3_port: 8101\n")
+    extra = ["-i", str(second), "-e", json.dumps({"provision_hosts": [NAME]})]
+    results = EPHEMERAL / "results" / "drill"
+    baseline = results / NAME / "baseline.json"
+    log_a = EPHEMERAL / "drill-a.log"
+    with log_a.open("w") as log:
+        proc = subprocess.Popen(site_command(*extra, verbose="-vvv"), stdout=log, stderr=subprocess.STDOUT,
+                                cwd=ROOT, env=site_env("drill", token=CANARY), stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 900
+        while not baseline.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(1)
+        killed = proc.poll() is None
+        proc.send_signal(signal.SIGKILL)  # the interruption: no clean-up of any kind
+        proc.wait()
+    assert killed and baseline.exists(), log_a.read_text()[-3000:]
+    kept = (baseline.stat().st_mtime_ns, baseline.read_bytes())
+    proc = subprocess.run(site_command(*extra, verbose="-vvv"), capture_output=True, text=True, timeout=900,
+                          cwd=ROOT, env=site_env("drill", token=CANARY), stdin=subprocess.DEVNULL)
+    return {"results": results, "kept": kept, "rc": proc.returncode,
+            "log": log_a.read_text() + proc.stdout + proc.stderr}
+
+
+def test_rerun_keeps_the_finished_result_and_completes_the_rest(interrupted_run):
+    results = interrupted_run["results"]
+    baseline = results / NAME / "baseline.json"
+    assert (baseline.stat().st_mtime_ns, baseline.read_bytes()) == interrupted_run["kept"]
+    eagle3 = json.loads((results / NAME / "eagle3.json").read_text())
+    assert eagle3["completed"] > 0 and eagle3["run_id"] == "drill"
+    assert not (results / NAME / "eagle3.json.part").exists()
+
+
+def test_unreachable_host_is_listed_and_the_other_completes(interrupted_run):
+    assert interrupted_run["rc"] != 0  # a fleet with a failed host does not pass
+    summary = json.loads((interrupted_run["results"] / "summary.json").read_text())
+    assert UNREACHABLE in summary["failed_hosts"] and "unreachable" in summary["failed_hosts"][UNREACHABLE]
+    assert {r["profile"] for r in summary["hosts"][NAME]} == {"baseline", "eagle3"}
+    report = (interrupted_run["results"] / "report.md").read_text()
+    assert UNREACHABLE in report
+    assert json.loads((interrupted_run["results"] / "verdict.json").read_text())["ok"] is False
+
+
+def test_canary_reached_the_host_only_in_the_root_only_file(interrupted_run):
+    secrets = HOST.file("/etc/eagle3/secrets.env")
+    assert secrets.mode == 0o600 and secrets.user == "root" and CANARY in secrets.content_string
+
+
+def test_canary_never_in_the_log_or_the_results(interrupted_run):
+    assert f"<{NAME}> " in interrupted_run["log"]  # -vvv really ran (its per-host connection lines)
+    assert CANARY not in interrupted_run["log"]
+    for path in interrupted_run["results"].rglob("*"):
+        if path.is_file():
+            assert CANARY not in path.read_text(errors="replace"), path
+
+
+def test_canary_in_no_world_readable_file_on_the_host(interrupted_run):
+    found = HOST.run(f"find / -xdev -type f -perm -o=r -size -200M -print0 2>/dev/null "
+                     f"| xargs -0 grep -lF {CANARY} 2>/dev/null; true")
+    assert found.stdout.strip() == "", found.stdout
+    journal = HOST.run("journalctl --no-pager -o cat -u 'vllm-*'").stdout
+    assert CANARY not in journal
+
+
+def test_running_server_has_the_token_in_its_environment_not_its_command_line(interrupted_run):
+    unit = "vllm-baseline.service"
+    HOST.run(f"systemctl start {unit}")
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            pid = HOST.run(f"systemctl show {unit} -p MainPID --value").stdout.strip()
+            if pid not in ("", "0") and HOST.run(f"test -r /proc/{pid}/environ").rc == 0:
+                break
+            time.sleep(1)
+        environ = HOST.run(f"tr '\\0' '\\n' < /proc/{pid}/environ").stdout
+        assert f"HF_TOKEN={CANARY}" in environ  # delivered through the EnvironmentFile
+        time.sleep(5)  # let the engine spawn its worker processes
+        cmdlines = HOST.run("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null")
+        assert "vllm" in cmdlines.stdout and CANARY not in cmdlines.stdout
+    finally:
+        HOST.run(f"systemctl stop {unit}")

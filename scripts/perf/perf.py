@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Measure what the automation costs on top of the work it orchestrates (docs/performance.md).
+
+On rehearsal hosts of this machine, in one run:
+  1. overhead: the tutorial's bare commands (tutorial-bare.sh) on a fresh host vs `site.yml` on
+     an identical fresh host; ratio of wall times (target <= 1.10);
+  2. no-op rerun: `site.yml` again on the converged host, same run id; changed count (target 0)
+     and wall time (target <= 20 s per host);
+  3. scaling: converge (provision, install, models, units) 1 fresh host, then 4 fresh hosts;
+     ratio of wall times (target <= 1.5);
+  4. readiness lag: from the server's "Application startup complete." in the journal to the end
+     of the play's readiness task (target <= 2 s), for every profile started in step 1.
+Every host it creates is named perf-* and removed at the end (playbooks/teardown.yml).
+
+usage: scripts/perf.sh [--repeat N] [--skip-scaling] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(os.environ.get("EAGLE3_ARTIFACTS", ROOT / "artifacts")) / "perf"
+GENERATOR = ROOT / "roles/model_assets/files/make_rehearsal_models.py"
+NUM_PROMPTS = 10  # the rehearsal's (inventories/rehearsal/group_vars/eagle3.yml)
+
+
+def log(msg: str) -> None:
+    print(f"{dt.datetime.now():%H:%M:%S} perf: {msg}", flush=True)
+
+
+def inventory(path: Path, hosts: dict[str, int]) -> Path:
+    """A rehearsal inventory (its group_vars) with the given perf hosts and ports."""
+    path.mkdir(parents=True, exist_ok=True)
+    link = path / "group_vars"
+    if not link.exists():
+        link.symlink_to(ROOT / "inventories/rehearsal/group_vars")
+    lines = ["all:", "  children:", "    eagle3:", "      children:", "        controller:", "          hosts:",
+             "            localhost:", "              ansible_connection: local",
+             '              ansible_python_interpreter: "{{ ansible_playbook_python }}"',
+             "        vllm_hosts:", "          hosts:"]
+    for name, port in hosts.items():
+        lines += [f"            {name}:", f"              eagle3_port: {port}"]
+    lines += ["          vars:", "            ansible_connection: containers.podman.podman",
+              "            ansible_python_interpreter: /usr/bin/python3"]
+    (path / "hosts.yml").write_text("\n".join(lines) + "\n")
+    return path
+
+
+def playbook(inv: Path, book: str, run_id: str, *extra: str) -> dict:
+    """Run a playbook with the JSON callback; returns the parsed report plus wall seconds."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+               ANSIBLE_CALLBACKS_ENABLED="", EAGLE3_RUN_ID=run_id, EAGLE3_RESULTS_DIR=str(OUT / "results"))
+    start = time.monotonic()
+    proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / book), *extra], cwd=ROOT, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    wall = time.monotonic() - start
+    (OUT / f"{run_id}-{Path(book).stem}.json").write_text(proc.stdout)
+    if proc.returncode != 0:
+        sys.exit(f"{book} on {inv.name} failed (rc {proc.returncode}); see {OUT}/{run_id}-{Path(book).stem}.json\n"
+                 + proc.stderr[-2000:])
+    report = json.loads(proc.stdout)
+    report["wall"] = wall
+    return report
+
+
+def changed(report: dict) -> dict[str, int]:
+    return {host: stats["changed"] for host, stats in report["stats"].items()}
+
+
+def task_ends(report: dict, name_prefix: str) -> list[tuple[str, float]]:
+    """(host, end time as epoch seconds) of every task whose name starts with name_prefix."""
+    ends = []
+    for play in report["plays"]:
+        for task in play["tasks"]:
+            if task["task"]["name"].startswith(name_prefix):
+                for host, result in task["hosts"].items():
+                    end = task["task"]["duration"]["end"] if "duration" in task["task"] else None
+                    end = result.get("duration", {}).get("end", end) if isinstance(result, dict) else end
+                    if end:
+                        ends.append((host, dt.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()))
+    return ends
+
+
+def startup_times(host: str) -> list[float]:
+    """Epoch seconds of every "Application startup complete." in the vllm units' journal."""
+    out = subprocess.run(["podman", "exec", host, "journalctl", "-o", "json", "--no-pager", "-u", "vllm-*",
+                          "--grep", "Application startup complete"], capture_output=True, text=True).stdout
+    return sorted(int(json.loads(line)["__REALTIME_TIMESTAMP"]) / 1e6 for line in out.splitlines() if line.strip())
+
+
+def bare(host: str, port: int) -> float:
+    tarball = max((Path.home() / ".cache/eagle3/wheelhouse").glob("cpu-*.tar"), key=lambda p: p.stat().st_mtime)
+    for src, dest in ((tarball, "/root/wheelhouse.tar"), (GENERATOR, "/root/make_rehearsal_models.py"),
+                      (ROOT / "scripts/perf/tutorial-bare.sh", "/root/tutorial-bare.sh")):
+        subprocess.run(["podman", "cp", str(src), f"{host}:{dest}"], check=True)
+    start = time.monotonic()
+    proc = subprocess.run(["podman", "exec", host, "bash", "/root/tutorial-bare.sh", "/root/wheelhouse.tar",
+                           "/root/make_rehearsal_models.py", str(port), str(NUM_PROMPTS)], text=True)
+    if proc.returncode != 0:
+        sys.exit(f"the bare tutorial failed on {host}")
+    return time.monotonic() - start
+
+
+def machine() -> str:
+    mem = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
+    return f"{os.cpu_count()} CPUs, {mem / 1048576:.0f} GiB RAM"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=1, help="repetitions of the no-op rerun (medians)")
+    parser.add_argument("--skip-scaling", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the perf-* hosts")
+    args = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    figures: dict = {"date": stamp, "machine": machine(), "command": "scripts/perf.sh " + " ".join(sys.argv[1:])}
+    work = OUT / f"inv-{stamp}"
+    pair = inventory(work / "pair", {"perf-bare-1": 8300, "perf-site-1": 8310})
+    site_only = inventory(work / "site", {"perf-site-1": 8310})
+    one = inventory(work / "one", {"perf-scale-1": 8320})
+    four = inventory(work / "four", {f"perf-scale-{i}": 8320 + i for i in range(2, 6)})
+    created = [pair, one, four]
+    try:
+        log("creating two identical fresh hosts (perf-bare-1, perf-site-1); the base image is built if missing")
+        playbook(pair, "playbooks/provision.yml", f"perf-{stamp}")
+
+        log("1. the bare tutorial commands on perf-bare-1")
+        figures["bare_s"] = round(bare("perf-bare-1", 8300), 1)
+        log(f"   bare: {figures['bare_s']} s")
+        log("1. site.yml on perf-site-1")
+        run_id = f"perf-{stamp}"
+        first = playbook(site_only, "site.yml", run_id)
+        figures["site_s"] = round(first["wall"], 1)
+        figures["overhead_ratio"] = round(first["wall"] / figures["bare_s"], 3)
+        log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}")
+
+        starts = startup_times("perf-site-1")
+        ready = [end for _, end in task_ends(first, "Wait for /health")]
+        lags = [round(end - max(s for s in starts if s <= end), 2) for end in ready if any(s <= end for s in starts)]
+        figures["readiness_lag_s"] = lags
+        log(f"4. readiness lag per start: {lags}")
+
+        reruns = []
+        for i in range(args.repeat):
+            again = playbook(site_only, "site.yml", run_id)
+            reruns.append({"wall": round(again["wall"], 1), "changed": changed(again)})
+            log(f"2. no-op rerun {i + 1}: {reruns[-1]}")
+        figures["rerun"] = reruns
+        figures["rerun_s"] = statistics.median(r["wall"] for r in reruns)
+        figures["rerun_changed"] = max(sum(r["changed"].values()) for r in reruns)
+
+        if not args.skip_scaling:
+            converge = ["--tags", "provision,vllm,models,service"]
+            log("3. converging 1 fresh host (provision, install, models, units)")
+            figures["converge_1_s"] = round(playbook(one, "site.yml", f"perf1-{stamp}", *converge)["wall"], 1)
+            log(f"   1 host: {figures['converge_1_s']} s; converging 4 fresh hosts")
+            figures["converge_4_s"] = round(playbook(four, "site.yml", f"perf4-{stamp}", *converge)["wall"], 1)
+            figures["scaling_ratio"] = round(figures["converge_4_s"] / figures["converge_1_s"], 3)
+            log(f"   4 hosts: {figures['converge_4_s']} s, ratio {figures['scaling_ratio']}")
+    finally:
+        if not args.keep:
+            log("removing the perf-* hosts")
+            for inv in created:
+                subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / "playbooks/teardown.yml")], cwd=ROOT,
+                               env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")),
+                               capture_output=True, stdin=subprocess.DEVNULL)
+        (OUT / f"figures-{stamp}.json").write_text(json.dumps(figures, indent=2) + "\n")
+        print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
