@@ -10,7 +10,7 @@ export EAGLE3_ROOT EAGLE3_VENV
 
 eagle3_log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
-# eagle3_apt_prereqs [EXTRA_COMMAND...]: podman, runc, debootstrap, python3-venv, and any extra
+# eagle3_apt_prereqs [EXTRA_COMMAND...]: podman, runc, debootstrap, python3-venv, openssh-client, and any extra
 # commands (each installed from the Debian package of the same name).
 eagle3_apt_prereqs() {
   local missing=() cmd
@@ -18,6 +18,8 @@ eagle3_apt_prereqs() {
     command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
   done
   python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+  # ssh and ssh-keygen: the rehearsal hosts are reached over SSH on 127.0.0.1, like real ones.
+  command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
   # debootstrap of Debian bookworm (the rehearsal image) checks Debian's archive key (Ubuntu lacks it).
   [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
   [ "${#missing[@]}" -eq 0 ] && return 0

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("EAGLE3_ARTIFACTS", ROOT / "artifacts")) / "perf"
 GENERATOR = ROOT / "roles/model_assets/files/make_rehearsal_models.py"
-NUM_PROMPTS = 10  # the rehearsal's (inventories/rehearsal/group_vars/eagle3.yml)
+NUM_PROMPTS = 50  # the tutorial's, as in the rehearsal
 
 
 def log(msg: str) -> None:
@@ -37,20 +37,20 @@ def log(msg: str) -> None:
 
 
 def inventory(path: Path, hosts: dict[str, int]) -> Path:
-    """A rehearsal inventory (its group_vars) with the given perf hosts and ports."""
+    """A rehearsal inventory (its group_vars) with the given perf hosts and server ports (sshd: port - 6000)."""
     path.mkdir(parents=True, exist_ok=True)
     link = path / "group_vars"
     if not link.exists():
         link.symlink_to(ROOT / "inventories/rehearsal/group_vars")
+    rehearsal = (ROOT / "inventories/rehearsal/hosts.yml").read_text()
+    connection = rehearsal[rehearsal.index("          vars:\n"):]
     lines = ["all:", "  children:", "    eagle3:", "      children:", "        controller:", "          hosts:",
              "            localhost:", "              ansible_connection: local",
              '              ansible_python_interpreter: "{{ ansible_playbook_python }}"',
              "        vllm_hosts:", "          hosts:"]
     for name, port in hosts.items():
-        lines += [f"            {name}:", f"              eagle3_port: {port}"]
-    lines += ["          vars:", "            ansible_connection: containers.podman.podman",
-              "            ansible_python_interpreter: /usr/bin/python3"]
-    (path / "hosts.yml").write_text("\n".join(lines) + "\n")
+        lines += [f"            {name}:", f"              eagle3_port: {port}", f"              ansible_port: {port - 6000}"]
+    (path / "hosts.yml").write_text("\n".join(lines) + "\n" + connection)
     return path
 
 

@@ -79,6 +79,10 @@ CASES = [
     ("root-volume-small", {**EC2, "provision_ec2_root_volume_gb": 100}, ["provision_ec2_root_volume_gb", "at least 512"]),
     ("ami-malformed", {**EC2, "provision_ec2_ami_id": "ubuntu-24"}, ["provision_ec2_ami_id", "ami-0123456789abcdef0"]),
     ("fleet-count", {**EC2, "provision_ec2_count": 100}, ["provision_ec2_count", "0..64"]),
+    ("ssh-port-default", "ansible_port=22", ["ansible_port must be set per podman host reached over SSH", "not 22"]),
+    ("capacity-id", {**EC2, "provision_ec2_capacity_reservation_id": "block-1"},
+     ["provision_ec2_capacity_reservation_id", "cr-0123456789abcdef0"]),
+    ("cache-device", {**NEURON, "vllm_service_cache_device": "nvme1n1"}, ["vllm_service_cache_device", "auto, empty or a /dev path"]),
 ]
 
 
@@ -127,7 +131,7 @@ def test_two_podman_hosts_on_one_port_are_refused(before, tmp_path):
     # podman hosts share the machine's network: a second host on the same port would collide.
     second = tmp_path / "second.yml"
     second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
-                      "          hosts:\n            molecule-rehearsal-2:\n              eagle3_port: 8100\n")
+                      "          hosts:\n            molecule-rehearsal-2:\n              eagle3_port: 8100\n              ansible_port: 2212\n")
     rc, out = run_site({}, inventories=[second])
     assert_refused(rc, out, ["eagle3_port must differ between the podman hosts", "'molecule-rehearsal-2': 8100"])
     assert subprocess.run(["podman", "container", "exists", "molecule-rehearsal-2"]).returncode != 0

@@ -13,7 +13,7 @@ import yaml
 NAME = "molecule-rehearsal-1"
 PORT = 8100
 PROFILES = ("baseline", "eagle3")
-NUM_PROMPTS = 10
+NUM_PROMPTS = 50
 HOST = testinfra.get_host(f"podman://{NAME}")
 RUN_DIR = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / "molecule"
 RESULTS = RUN_DIR / NAME

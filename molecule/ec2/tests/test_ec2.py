@@ -90,7 +90,7 @@ def test_region_without_trn2_is_refused_before_any_change():
 def test_open_admin_cidr_is_refused():
     proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_admin_cidr=0.0.0.0/0")
     assert proc.returncode != 0
-    assert "provision_ec2_admin_cidr a CIDR that is not the whole internet" in flat(proc)
+    assert "provision_ec2_admin_cidr must not be the whole internet (0.0.0.0/0)" in flat(proc)
 
 
 def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):

@@ -76,12 +76,12 @@ def test_neuron_units_carry_tp8_path_and_cache():
 
 def test_sdk_older_than_232_is_refused():
     rc, out = play("-e", releases(**{"2.31.0": ROW_231}), "-e", "eagle3_neuron_sdk_version=2.31.0")
-    assert rc != 0 and "neuron_sdk_version 2.31.0: older than the required 2.32.0" in out
+    assert rc != 0 and "neuron_sdk_version (eagle3_neuron_sdk_version) 2.31.0 is older than 2.32.0" in out
 
 
 def test_release_without_a_row_is_refused():
     rc, out = play("-e", "eagle3_neuron_sdk_version=2.40.0")
-    assert rc != 0 and "neuron_sdk_version 2.40.0: no row in the release table" in out
+    assert rc != 0 and "neuron_sdk_version (eagle3_neuron_sdk_version) 2.40.0 has no row in the release table" in out
 
 
 def test_foreign_process_holding_cores_is_named():
