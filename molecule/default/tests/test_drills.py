@@ -175,7 +175,8 @@ def test_running_server_has_the_token_in_its_environment_not_its_command_line(in
             if pid not in ("", "0") and HOST.run(f"test -r /proc/{pid}/environ").rc == 0:
                 break
             time.sleep(1)
-        environ = HOST.run(f"tr '\\0' '\\n' < /proc/{pid}/environ").stdout
+        # Read as the service's user: root in the container lacks CAP_SYS_PTRACE for another uid's environ.
+        environ = HOST.run(f"runuser -u eagle3 -- cat /proc/{pid}/environ | tr '\\0' '\\n'").stdout
         assert f"HF_TOKEN={CANARY}" in environ  # delivered through the EnvironmentFile
         time.sleep(5)  # let the engine spawn its worker processes
         cmdlines = HOST.run("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null")
