@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("EAGLE3_ARTIFACTS", ROOT / "artifacts")) / "perf"
 GENERATOR = ROOT / "roles/model_assets/files/make_rehearsal_models.py"
+CALLS = 0
 NUM_PROMPTS = 50  # the tutorial's, as in the rehearsal
 
 
@@ -57,16 +58,21 @@ def inventory(path: Path, hosts: dict[str, int]) -> Path:
 def playbook(inv: Path, book: str, run_id: str, *extra: str) -> dict:
     """Run a playbook with the JSON callback; returns the parsed report plus wall seconds."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-               ANSIBLE_CALLBACKS_ENABLED="", EAGLE3_RUN_ID=run_id, EAGLE3_RESULTS_DIR=str(OUT / "results"))
+               EAGLE3_RUN_ID=run_id, EAGLE3_RESULTS_DIR=str(OUT / "results"))
     start = time.monotonic()
     proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / book), *extra], cwd=ROOT, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     wall = time.monotonic() - start
-    (OUT / f"{run_id}-{Path(book).stem}.json").write_text(proc.stdout)
+    global CALLS
+    CALLS += 1
+    saved = OUT / f"{run_id}-{CALLS:02d}-{Path(book).stem}.json"
+    saved.write_text(proc.stdout)
     if proc.returncode != 0:
-        sys.exit(f"{book} on {inv.name} failed (rc {proc.returncode}); see {OUT}/{run_id}-{Path(book).stem}.json\n"
+        sys.exit(f"{book} on {inv.name} failed (rc {proc.returncode}); see {saved}\n"
                  + proc.stderr[-2000:])
-    report = json.loads(proc.stdout)
+    # The JSON report is printed whole at the end; profile_tasks' lines come before and after it.
+    start_at = proc.stdout.index("\n{\n") + 1 if not proc.stdout.startswith("{") else 0
+    report, _ = json.JSONDecoder().raw_decode(proc.stdout[start_at:])
     report["wall"] = wall
     return report
 
@@ -75,18 +81,36 @@ def changed(report: dict) -> dict[str, int]:
     return {host: stats["changed"] for host, stats in report["stats"].items()}
 
 
-def task_ends(report: dict, name_prefix: str) -> list[tuple[str, float]]:
-    """(host, end time as epoch seconds) of every task whose name starts with name_prefix."""
+def task_ends(report: dict, name_part: str) -> list[tuple[str, float]]:
+    """(host, end time as epoch seconds) of every task whose name contains name_part.
+
+    The JSON callback names tasks "role : name" and records one end per task (the last host's).
+    """
     ends = []
     for play in report["plays"]:
         for task in play["tasks"]:
-            if task["task"]["name"].startswith(name_prefix):
-                for host, result in task["hosts"].items():
-                    end = task["task"]["duration"]["end"] if "duration" in task["task"] else None
-                    end = result.get("duration", {}).get("end", end) if isinstance(result, dict) else end
-                    if end:
-                        ends.append((host, dt.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()))
+            end = task["task"].get("duration", {}).get("end")
+            if name_part in task["task"]["name"] and end:
+                for host in task["hosts"]:
+                    ends.append((host, dt.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()))
     return ends
+
+
+def task_seconds(report: dict, name_part: str) -> float:
+    """Wall seconds of the tasks whose name contains name_part (start of the first host to end of the last)."""
+    total = 0.0
+    for play in report["plays"]:
+        for task in play["tasks"]:
+            d = task["task"].get("duration", {})
+            if name_part in task["task"]["name"] and d.get("end"):
+                total += (dt.datetime.fromisoformat(d["end"].replace("Z", "+00:00"))
+                          - dt.datetime.fromisoformat(d["start"].replace("Z", "+00:00"))).total_seconds()
+    return round(total, 1)
+
+
+def readiness_lags(starts: list[float], ready_ends: list[float]) -> list[float]:
+    """Seconds from each "Application startup complete." to the end of the readiness task that saw it."""
+    return [round(end - max(s for s in starts if s <= end), 2) for end in sorted(ready_ends) if any(s <= end for s in starts)]
 
 
 def startup_times(host: str) -> list[float]:
@@ -98,10 +122,10 @@ def startup_times(host: str) -> list[float]:
 
 def bare(host: str, port: int) -> float:
     tarball = max((Path.home() / ".cache/eagle3/wheelhouse").glob("cpu-*.tar"), key=lambda p: p.stat().st_mtime)
+    start = time.monotonic()  # shipping the wheelhouse counts, as it does for site.yml
     for src, dest in ((tarball, "/root/wheelhouse.tar"), (GENERATOR, "/root/make_rehearsal_models.py"),
                       (ROOT / "scripts/perf/tutorial-bare.sh", "/root/tutorial-bare.sh")):
         subprocess.run(["podman", "cp", str(src), f"{host}:{dest}"], check=True)
-    start = time.monotonic()
     proc = subprocess.run(["podman", "exec", host, "bash", "/root/tutorial-bare.sh", "/root/wheelhouse.tar",
                            "/root/make_rehearsal_models.py", str(port), str(NUM_PROMPTS)], text=True)
     if proc.returncode != 0:
@@ -144,8 +168,7 @@ def main() -> int:
         log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}")
 
         starts = startup_times("perf-site-1")
-        ready = [end for _, end in task_ends(first, "Wait for /health")]
-        lags = [round(end - max(s for s in starts if s <= end), 2) for end in ready if any(s <= end for s in starts)]
+        lags = readiness_lags(starts, [end for _, end in task_ends(first, "Wait for /health")])
         figures["readiness_lag_s"] = lags
         log(f"4. readiness lag per start: {lags}")
 
@@ -161,11 +184,18 @@ def main() -> int:
         if not args.skip_scaling:
             converge = ["--tags", "provision,vllm,models,service"]
             log("3. converging 1 fresh host (provision, install, models, units)")
-            figures["converge_1_s"] = round(playbook(one, "site.yml", f"perf1-{stamp}", *converge)["wall"], 1)
-            log(f"   1 host: {figures['converge_1_s']} s; converging 4 fresh hosts")
-            figures["converge_4_s"] = round(playbook(four, "site.yml", f"perf4-{stamp}", *converge)["wall"], 1)
-            figures["scaling_ratio"] = round(figures["converge_4_s"] / figures["converge_1_s"], 3)
-            log(f"   4 hosts: {figures['converge_4_s']} s, ratio {figures['scaling_ratio']}")
+            single = playbook(one, "site.yml", f"perf1-{stamp}", *converge)
+            log(f"   1 host: {single['wall']:.1f} s; converging 4 fresh hosts")
+            quad = playbook(four, "site.yml", f"perf4-{stamp}", *converge)
+            figures["converge_1_s"], figures["converge_4_s"] = round(single["wall"], 1), round(quad["wall"], 1)
+            figures["scaling_ratio"] = round(quad["wall"] / single["wall"], 3)
+            # The host-side work that 4 hosts on this machine's cores do at once (hardware-bound).
+            for label, report in (("1", single), ("4", quad)):
+                figures[f"pip_install_{label}_s"] = task_seconds(report, "Pip install")
+                figures[f"apt_{label}_s"] = task_seconds(report, "Install the OS packages")
+                figures[f"models_{label}_s"] = task_seconds(report, "Generate tiny target/draft models")
+            log(f"   4 hosts: {figures['converge_4_s']} s, ratio {figures['scaling_ratio']}; pip install "
+                f"{figures['pip_install_1_s']} s -> {figures['pip_install_4_s']} s")
     finally:
         if not args.keep:
             log("removing the perf-* hosts")
