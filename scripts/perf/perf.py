@@ -45,7 +45,7 @@ def inventory(path: Path, hosts: dict[str, int]) -> Path:
         link.symlink_to(ROOT / "inventories/rehearsal/group_vars")
     rehearsal = (ROOT / "inventories/rehearsal/hosts.yml").read_text()
     connection = rehearsal[rehearsal.index("          vars:\n"):]
-    lines = ["all:", "  children:", "    eagle3:", "      children:", "        controller:", "          hosts:",
+    lines = ["---", "all:", "  children:", "    eagle3:", "      children:", "        controller:", "          hosts:",
              "            localhost:", "              ansible_connection: local",
              '              ansible_python_interpreter: "{{ ansible_playbook_python }}"',
              "        vllm_hosts:", "          hosts:"]
