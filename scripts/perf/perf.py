@@ -20,6 +20,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,10 +60,12 @@ def playbook(inv: Path, book: str, run_id: str, *extra: str) -> dict:
     """Run a playbook with the JSON callback; returns the parsed report plus wall seconds."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
                EAGLE3_RUN_ID=run_id, EAGLE3_RESULTS_DIR=str(OUT / "results"))
-    start = time.monotonic()
+    start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / book), *extra], cwd=ROOT, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    wall = time.monotonic() - start
+    wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds of the controller side (ansible-playbook, its workers, ssh clients); not the hosts'.
+    controller_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     global CALLS
     CALLS += 1
     saved = OUT / f"{run_id}-{CALLS:02d}-{Path(book).stem}.json"
@@ -73,7 +76,7 @@ def playbook(inv: Path, book: str, run_id: str, *extra: str) -> dict:
     # The JSON report is printed whole at the end; profile_tasks' lines come before and after it.
     start_at = proc.stdout.index("\n{\n") + 1 if not proc.stdout.startswith("{") else 0
     report, _ = json.JSONDecoder().raw_decode(proc.stdout[start_at:])
-    report["wall"] = wall
+    report["wall"], report["controller_cpu"] = wall, round(controller_cpu, 1)
     return report
 
 
@@ -164,6 +167,7 @@ def main() -> int:
         run_id = f"perf-{stamp}"
         first = playbook(site_only, "site.yml", run_id)
         figures["site_s"] = round(first["wall"], 1)
+        figures["site_controller_cpu_s"] = first["controller_cpu"]
         figures["overhead_ratio"] = round(first["wall"] / figures["bare_s"], 3)
         log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}")
 
@@ -191,6 +195,7 @@ def main() -> int:
             figures["scaling_ratio"] = round(quad["wall"] / single["wall"], 3)
             # The host-side work that 4 hosts on this machine's cores do at once (hardware-bound).
             for label, report in (("1", single), ("4", quad)):
+                figures[f"controller_cpu_{label}_s"] = report["controller_cpu"]
                 figures[f"pip_install_{label}_s"] = task_seconds(report, "Pip install")
                 figures[f"apt_{label}_s"] = task_seconds(report, "Install the OS packages")
                 figures[f"models_{label}_s"] = task_seconds(report, "Generate tiny target/draft models")
