@@ -1,0 +1,39 @@
+"""The trn2 inventory refuses bad input before anything is created: the host roles' inputs are
+checked on the controller while the fleet does not exist yet (playbooks/preflight.yml).
+
+Only inventories/aws/hosts.yml is used (not the aws_ec2 plugin), so nothing reaches AWS.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OPERATOR = {"provision_ec2_admin_cidr": "203.0.113.0/24",
+            "neuron_sdk_apt_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567",
+            "model_assets_dataset_checksum": "sha256:" + "0" * 64, "eagle3_hf_token": "hf_x"}
+
+
+def site(extra: dict) -> tuple[int, str]:
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), AWS_EC2_METADATA_DISABLED="true",
+               EAGLE3_RUN_ID="aws-preflight", EAGLE3_RESULTS_DIR="/tmp/eagle3-aws-preflight")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(ROOT / "inventories/aws/hosts.yml"),
+                           str(ROOT / "site.yml"), "-e", json.dumps(extra)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+def test_unset_operator_settings_are_named():
+    rc, out = site({})
+    assert rc != 0 and "Refused before any change: provision_ec2_admin_cidr must be a CIDR" in out
+    assert "Provision the hosts" not in out  # the provisioning play never started
+
+
+def test_host_inputs_are_checked_before_the_fleet_exists():
+    rc, out = site({**OPERATOR, "eagle3_tensor_parallel_size": 3})
+    assert rc != 0
+    assert "eagle3_tensor_parallel_size) must divide the host's 64 logical NeuronCores (got 3)" in out
+    assert "Provision the hosts" not in out
