@@ -29,6 +29,7 @@ def test_task_ends_match_role_prefixed_names():
     ends = perf.task_ends(REPORT, "Wait for /health")
     assert [h for h, _ in ends] == ["h1", "h1"]
     assert ends[1][1] - ends[0][1] == 69.25
+    assert perf.task_seconds(REPORT, "Start vllm-baseline") == 0.3
 
 
 def test_lag_is_measured_from_the_latest_startup_before_each_end():

@@ -84,31 +84,29 @@ def changed(report: dict) -> dict[str, int]:
     return {host: stats["changed"] for host, stats in report["stats"].items()}
 
 
-def task_ends(report: dict, name_part: str) -> list[tuple[str, float]]:
-    """(host, end time as epoch seconds) of every task whose name contains name_part.
+def finished_tasks(report: dict, name_part: str):
+    """(task, start, end as epoch seconds) of every finished task whose name contains name_part.
 
-    The JSON callback names tasks "role : name" and records one end per task (the last host's).
+    The JSON callback names tasks "role : name" and records one span per task (to the last host's end).
     """
-    ends = []
+    def epoch(stamp: str) -> float:
+        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
     for play in report["plays"]:
         for task in play["tasks"]:
-            end = task["task"].get("duration", {}).get("end")
-            if name_part in task["task"]["name"] and end:
-                for host in task["hosts"]:
-                    ends.append((host, dt.datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()))
-    return ends
+            span = task["task"].get("duration", {})
+            if name_part in task["task"]["name"] and span.get("end"):
+                yield task, epoch(span["start"]), epoch(span["end"])
+
+
+def task_ends(report: dict, name_part: str) -> list[tuple[str, float]]:
+    """(host, end time as epoch seconds) of every task whose name contains name_part."""
+    return [(host, end) for task, _, end in finished_tasks(report, name_part) for host in task["hosts"]]
 
 
 def task_seconds(report: dict, name_part: str) -> float:
     """Wall seconds of the tasks whose name contains name_part (start of the first host to end of the last)."""
-    total = 0.0
-    for play in report["plays"]:
-        for task in play["tasks"]:
-            d = task["task"].get("duration", {})
-            if name_part in task["task"]["name"] and d.get("end"):
-                total += (dt.datetime.fromisoformat(d["end"].replace("Z", "+00:00"))
-                          - dt.datetime.fromisoformat(d["start"].replace("Z", "+00:00"))).total_seconds()
-    return round(total, 1)
+    return round(sum(end - start for _, start, end in finished_tasks(report, name_part)), 1)
 
 
 def readiness_lags(starts: list[float], ready_ends: list[float]) -> list[float]:

@@ -8,17 +8,13 @@ expectation.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import testinfra
+from site_run import run_site
 
-ROOT = Path(__file__).resolve().parents[3]
-EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
 HOST = testinfra.get_host("podman://molecule-rehearsal-1")
 FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"
 NEURON = {"eagle3_accelerator": "neuron", "neuron_sdk_apt_key_fingerprint": FINGERPRINT}
@@ -86,16 +82,9 @@ CASES = [
 ]
 
 
-def run_site(extra, inventories=()):
-    args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory")]
-    for inventory in inventories:
-        args += ["-i", str(inventory)]
-    args += [str(ROOT / "site.yml"), "-e", extra if isinstance(extra, str) else json.dumps(extra)]
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID="badinput",
-               EAGLE3_RESULTS_DIR=str(EPHEMERAL / "results"), ANSIBLE_NOCOLOR="1")
-    env.pop("HF_TOKEN", None)
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
-    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+def run_bad(extra, inventories=()):
+    args = [arg for inventory in inventories for arg in ("-i", str(inventory))]
+    return run_site("badinput", *args, "-e", extra if isinstance(extra, str) else json.dumps(extra), timeout=300)
 
 
 def host_state() -> str:
@@ -122,7 +111,7 @@ def test_at_least_25_cases():
 
 @pytest.mark.parametrize(("extra", "expected"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_bad_input_is_refused_before_any_change(before, extra, expected):
-    rc, out = run_site(extra)
+    rc, out = run_bad(extra)
     assert_refused(rc, out, expected)
     assert host_state() == before
 
@@ -132,7 +121,7 @@ def test_two_podman_hosts_on_one_port_are_refused(before, tmp_path):
     second = tmp_path / "second.yml"
     second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
                       "          hosts:\n            molecule-rehearsal-2:\n              eagle3_port: 8100\n              ansible_port: 2212\n")
-    rc, out = run_site({}, inventories=[second])
+    rc, out = run_bad({}, inventories=[second])
     assert_refused(rc, out, ["eagle3_port must differ between the podman hosts", "'molecule-rehearsal-2': 8100"])
     assert subprocess.run(["podman", "container", "exists", "molecule-rehearsal-2"]).returncode != 0
     assert host_state() == before

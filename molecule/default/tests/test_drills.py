@@ -15,40 +15,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import testinfra
+from site_run import EPHEMERAL, ROOT, run_site, site_command, site_env
 
-ROOT = Path(__file__).resolve().parents[3]
-EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
 NAME = "molecule-rehearsal-1"
 PORT = 8100
 HOST = testinfra.get_host(f"podman://{NAME}")
 CANARY = "hf_CANARYeagle3drill0123456789"
 UNREACHABLE = "molecule-unreachable-1"
-
-
-def site_command(*extra: str, verbose: str = "") -> list[str]:
-    args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory")]
-    return args + ([verbose] if verbose else []) + list(extra) + [str(ROOT / "site.yml")]
-
-
-def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[str, str]:
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID=run_id,
-               EAGLE3_RESULTS_DIR=str(results or EPHEMERAL / "results"), ANSIBLE_NOCOLOR="1")
-    env.pop("HF_TOKEN", None)
-    if token:
-        env["HF_TOKEN"] = token
-    return env
-
-
-def run_site(run_id: str, *extra: str, results: Path | None = None, timeout: int = 900) -> tuple[int, str]:
-    proc = subprocess.run(site_command(*extra), capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env=site_env(run_id, results), stdin=subprocess.DEVNULL)
-    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
 
 
 def unit_starts(profile: str) -> str:
