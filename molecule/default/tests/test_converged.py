@@ -3,47 +3,16 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
-import testinfra
 import yaml
+from rehearsal_host import HOST, NAME, PORT, wait_healthy
 
-NAME = "molecule-rehearsal-1"
-PORT = 8100
 PROFILES = ("baseline", "eagle3")
 NUM_PROMPTS = 50
-HOST = testinfra.get_host(f"podman://{NAME}")
 RUN_DIR = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / "molecule"
 RESULTS = RUN_DIR / NAME
-
-HEALTH = """python3 - <<'EOF'
-import urllib.request
-try:
-    print(urllib.request.urlopen("http://127.0.0.1:%d/health", timeout=5).status)
-except Exception as exc:
-    print(getattr(exc, "code", None) or type(exc).__name__)
-EOF""" % PORT
-
-
-def journal(unit: str) -> str:
-    return HOST.run(f"journalctl -u {unit} -n 30 --no-pager -o cat").stdout
-
-
-def health() -> str:
-    return HOST.run(HEALTH).stdout.strip()
-
-
-def wait_healthy(unit: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if health() == "200":
-            return
-        assert HOST.service(unit).is_running or HOST.run(f"systemctl is-active {unit}").stdout.strip() == "activating", journal(unit)
-        time.sleep(2)
-    pytest.fail(f"{unit} not healthy after {timeout} s:\n{journal(unit)}")
-
 
 def load_yaml(path: str) -> dict:
     return yaml.safe_load(HOST.file(path).content_string)

@@ -18,12 +18,9 @@ import subprocess
 import time
 
 import pytest
-import testinfra
+from rehearsal_host import HOST, NAME, PORT, wait_healthy
 from site_run import EPHEMERAL, ROOT, run_site, site_command, site_env
 
-NAME = "molecule-rehearsal-1"
-PORT = 8100
-HOST = testinfra.get_host(f"podman://{NAME}")
 CANARY = "hf_CANARYeagle3drill0123456789"
 UNREACHABLE = "molecule-unreachable-1"
 
@@ -37,7 +34,11 @@ def test_port_taken_is_reported_with_its_holder():
     holder = HOST.run(f"cd /tmp && nohup python3 -m http.server {PORT} --bind 127.0.0.1 >/dev/null 2>&1 & echo $!")
     pid = int(holder.stdout.strip())
     try:
-        time.sleep(1)
+        # Wait for the holder's socket (behaviour, not a fixed sleep: a loaded machine starts Python slowly).
+        deadline = time.monotonic() + 60
+        while not HOST.socket(f"tcp://127.0.0.1:{PORT}").is_listening:
+            assert time.monotonic() < deadline, "the port holder never listened"
+            time.sleep(0.5)
         rc, out = run_site("drill-port")
     finally:
         HOST.run(f"kill {pid}")  # only the process this test started
@@ -155,7 +156,8 @@ def test_running_server_has_the_token_in_its_environment_not_its_command_line(in
         # Read as the service's user: root in the container lacks CAP_SYS_PTRACE for another uid's environ.
         environ = HOST.run(f"runuser -u eagle3 -- cat /proc/{pid}/environ | tr '\\0' '\\n'").stdout
         assert f"HF_TOKEN={CANARY}" in environ  # delivered through the EnvironmentFile
-        time.sleep(5)  # let the engine spawn its worker processes
+        # The engine's worker processes exist once the server is healthy (no fixed sleep).
+        wait_healthy(unit)
         cmdlines = HOST.run("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null")
         assert "vllm" in cmdlines.stdout and CANARY not in cmdlines.stdout
     finally:
