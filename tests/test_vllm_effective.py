@@ -146,3 +146,10 @@ def test_no_engine_line_is_a_mismatch_not_a_pass():
     got = vllm_effective_config(["(APIServer pid=1) INFO Application startup complete."])
     assert got["found"] is False
     assert "effective configuration is unknown" in vllm_config_mismatches(got, {"max-num-seqs": 2})[0]
+
+
+def test_non_default_args_with_an_object_repr_still_yield_their_scalars():
+    line = ("(APIServer pid=7) INFO 11-29 18:00:00 [utils.py:253] non-default args: {'model': 'm', 'max_num_seqs': 2, "
+            "'enable_prefix_caching': False, 'compilation_config': CompilationConfig(level=None, mode=3)}")
+    got = vllm_effective_config([line])["non_default_args"]
+    assert got == {"model": "m", "max_num_seqs": 2, "enable_prefix_caching": False}

@@ -66,6 +66,20 @@ def vllm_serve_options(options: dict[str, Any]) -> dict[str, Any]:
     return rendered
 
 
+SCALAR_ARG = re.compile(r"'(\w+)': ('[^']*'|-?\d+|True|False|None)(?=[,}])")
+
+
+def _non_default_args(text: str) -> dict[str, Any] | None:
+    """The dict repr of the non-default args; when a value is not a literal (an object's repr),
+    the scalar entries are still read one by one."""
+    parsed = _literal(text)
+    if isinstance(parsed, dict):
+        return parsed
+    if not text.startswith("{"):
+        return None
+    return {key: _literal(value) for key, value in SCALAR_ARG.findall(text)}
+
+
 def _literal(text: str) -> Any:
     try:
         return ast.literal_eval(text)
@@ -86,8 +100,8 @@ def vllm_effective_config(log: str | list[str]) -> dict[str, Any]:
     version = None
     for line in lines:
         if NON_DEFAULT in line:
-            parsed = _literal(line.split(NON_DEFAULT, 1)[1].strip())
-            if isinstance(parsed, dict):
+            parsed = _non_default_args(line.split(NON_DEFAULT, 1)[1].strip())
+            if parsed is not None:
                 non_default, engine, version = parsed, None, None  # a new start: forget the older engine line
             continue
         match = ENGINE.search(line)
