@@ -169,6 +169,13 @@ def test_greedy_completions_are_unchanged_by_eagle3():
     assert spec["completions"] == base["completions"]
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_tutorials_smoke_test_ran(profile):
+    smoke = json.loads((RESULTS / f"{profile}.completions.json").read_text())["smoke_test"]
+    assert smoke["prompt"] == "I am gonna keep counting forever, 1 2 3 4 5 "  # /v1/completions, max_tokens 10, temperature 0
+    assert smoke["text"]
+
+
 def test_summary_compares_with_the_baseline():
     summary = json.loads((RUN_DIR / "summary.json").read_text())
     rows = {row["profile"]: row for row in summary["hosts"][NAME]}
