@@ -194,6 +194,19 @@ def test_wheelhouse_for_another_python_is_refused_before_any_change():
     assert "Nothing was changed" in out and "changed=0" in out.split("PLAY RECAP")[-1]
 
 
+def test_wheelhouse_resolved_by_a_matching_python_installs_the_constrained_set():
+    # The same Python minor and platform as the host's: the controller resolves the set (with the
+    # row's constraints), ships one archive, the host installs it with --no-index.
+    HOST.run("rm -rf /opt/eagle3/venv")
+    rc, out = play("-e", "eagle3_install_source=wheelhouse", "--tags", "vllm")
+    assert rc == 0, out[-3000:]
+    found = json.loads(HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json").stdout)
+    versions = {p["name"].lower(): p["version"] for p in found}
+    assert versions["vllm-neuron"] == "0.24.0.1.1.0+e8242a9" and versions["islpy"] == "2026.1"
+    assert versions["libtorch-neuronx-lite"] == "2.11.0.1.0.1284+f49d8626" and "six" not in versions
+    assert not HOST.file("/var/tmp/eagle3-wheelhouse").exists
+
+
 def test_hf_token_of_another_shape_is_refused_unshown():
     before = HOST.run("cat /etc/eagle3/secrets.env 2>/dev/null").stdout
     rc, out = play("-e", json.dumps({"eagle3_hf_token": "hf_CANARY0123456789abcdef\nLD_PRELOAD=evil.so"}), "-vvv",
