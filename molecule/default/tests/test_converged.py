@@ -50,7 +50,9 @@ def test_server_configs_carry_the_tutorial_flags():
     for cfg in (base, spec):
         assert cfg["model"] == "/var/lib/eagle3/models/target"
         assert (cfg["host"], cfg["port"]) == ("127.0.0.1", PORT)
-        assert (cfg["max-num-seqs"], cfg["max-model-len"], cfg["enable-prefix-caching"]) == (2, 2048, False)
+        # vLLM's --config loader drops `false`: prefix caching is turned off by its no- form.
+        assert (cfg["max-num-seqs"], cfg["max-model-len"], cfg["no-enable-prefix-caching"]) == (2, 2048, True)
+        assert "enable-prefix-caching" not in cfg
         assert "tensor-parallel-size" not in cfg  # omitted on CPU; 8 on neuron
     assert "speculative-config" not in base
     assert spec["speculative-config"] == {
@@ -136,6 +138,13 @@ def test_greedy_completions_are_unchanged_by_eagle3():
     assert spec["completions"] == base["completions"]
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_tutorials_smoke_test_ran(profile):
+    smoke = json.loads((RESULTS / f"{profile}.completions.json").read_text())["smoke_test"]
+    assert smoke["prompt"] == "I am gonna keep counting forever, 1 2 3 4 5 "  # /v1/completions, max_tokens 10, temperature 0
+    assert smoke["text"]
+
+
 def test_summary_compares_with_the_baseline():
     summary = json.loads((RUN_DIR / "summary.json").read_text())
     rows = {row["profile"]: row for row in summary["hosts"][NAME]}
@@ -155,6 +164,30 @@ def test_report_files_and_verdict():
     assert "**Verdict: OK**" in (RUN_DIR / "report.md").read_text()
     html = (RUN_DIR / "report.html").read_text()
     assert html.count('class="bar"') >= 4 and 'data-chart="acceptance"' in html
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_engine_ran_with_prefix_caching_off(profile):
+    # What the engine resolved, in its own words (VllmConfig.__str__ on the engine core's start line).
+    log = HOST.run(f"journalctl -u vllm-{profile}.service --no-pager -o cat").stdout
+    engine_lines = [line for line in log.splitlines() if "Initializing a V1 LLM engine" in line]
+    assert engine_lines, log[-3000:]
+    assert all("enable_prefix_caching=False" in line for line in engine_lines), engine_lines
+    assert all("enable_prefix_caching=True" not in line for line in engine_lines)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_manifest_carries_the_effective_config(profile):
+    effective = json.loads((RESULTS / "manifest.json").read_text())["effective_config"][profile]
+    assert effective["found"] is True and effective["mismatches"] == []
+    assert effective["vllm_version"] == "0.29.0"
+    assert effective["engine"]["enable_prefix_caching"] is False
+    assert (effective["engine"]["max_seq_len"], effective["non_default_args"]["max_num_seqs"]) == (2048, 2)
+    spec = effective["engine"]["speculative"]
+    if profile == "baseline":
+        assert spec is None
+    else:
+        assert spec == {"method": "eagle3", "model": "/var/lib/eagle3/models/draft", "num_speculative_tokens": 3}
 
 
 def test_manifest_records_what_was_deployed():
