@@ -11,12 +11,14 @@ Writes, under --out:
 token 0 in both: EAGLE3 acceptance is 100 % at temperature 0. Without it the weights are random
 and acceptance is near 0 %. Both are deterministic for a given --seed.
 
-Sizes (docs/performance.md, "Speedup margin"): on the CPU build a decode step costs a fixed
-~3 ms (scheduling, sampling, the API server) plus ~0.4 ms per target layer, and each EAGLE3
-draft pass another ~3 ms, whatever the width; a 512-token prefill costs ~0.25 s. A narrow, deep
-target (hidden 128, 24 layers) makes the target's forward pass most of a decode step while the
-prefill stays small, so speculation pays as it does on trn2 (3 layers: 0.9x-1.4x, decided by
-noise; 24 layers: about 2x at full acceptance). float32, because CPUs without AVX512-BF16 run
+Sizes (docs/performance.md, "Speedup margin"): on the CPU build with enforce-eager a decode
+step costs a fixed ~3 ms (scheduling, sampling) plus ~0.6 ms per target layer, and each EAGLE3
+draft pass ~3.4 ms, whatever the width; a 512-token prefill costs 0.2-0.6 s and grows with width
+and depth. A narrow, deep target (hidden 64 = 2 heads of 32, the CPU attention's minimum head
+size; 24 layers) makes the target's forward pass most of a decode step while the prefill stays
+small, so speculation pays as it does on trn2: about 2x at full acceptance, where the former
+3-layer, hidden-128 target measured 0.9x-1.4x (noise decided the gate). 32 layers gained
+nothing (the longer prefill ate the gain). float32, because CPUs without AVX512-BF16 run
 bfloat16 matmuls through a slow fallback.
 """
 from __future__ import annotations
@@ -154,7 +156,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--agree", action="store_true")
     parser.add_argument("--vocab-size", type=int, default=1024)
-    parser.add_argument("--hidden-size", type=int, default=128)
+    parser.add_argument("--hidden-size", type=int, default=64)
     parser.add_argument("--target-layers", type=int, default=24)
     parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     parser.add_argument("--dataset-lines", type=int, default=600)
