@@ -177,3 +177,18 @@ def test_model_output_is_shown_as_text_and_never_runs(tmp_path):
     assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]  # no script set an attribute on <body>
     assert 'data-pwned-img="yes"' not in dom and "<img" not in dom
     assert "document.title = 'PWNED'" in dom.replace("&#39;", "'")  # the completion is on the page as text
+
+
+def test_bad_price_and_missing_reference_are_refused_by_name(tmp_path):
+    """Preflight: a price without its source/date, and an enforced reference gate without a reference."""
+    run = tmp_path / "results" / "agree"
+    shutil.copytree(RUNS / "agree", run)
+    gates = {"parity": {"enforce": True}, "acceptance": {"enforce": True, "min_rate": 30},
+             "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": True, "tolerance": 0.1}}
+    proc = report(tmp_path / "results", [{"run_id": "agree", "hosts": ["rehearsal-1"], "reference": "", "gates": gates,
+                                          "price": {"usd_per_hour": 3.0, "instance_type": "x", "source": "", "date": ""}}])
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert "bench_report_instance_price.usd_per_hour must be null (no cost) or a positive USD/hour figure" in out
+    assert "eagle3_gates.reference.enforce is true but bench_report_reference (eagle3_reference) is empty" in out
+    assert not (run / "verdict.json").exists()  # refused before anything was written
