@@ -364,7 +364,8 @@ def _run_workload(row: dict[str, Any], result: dict[str, Any], manifest: dict[st
                 "request_rate": result.get("request_rate")}
     if "seed" in result:
         workload["seed"] = result["seed"]
-    return {k: v for k, v in workload.items() if v is not None or k == "temperature" and params}
+    # temperature null is a value ("the tool's default") when the manifest recorded it, else unknown
+    return {k: v for k, v in workload.items() if v is not None or (k == "temperature" and "temperature" in params)}
 
 
 def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[str, Any]] | None = None,
