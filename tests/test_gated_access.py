@@ -64,7 +64,7 @@ def run(hub: str, tmp_path: Path, target: str, token: str, checksum: str | None 
 
 
 @pytest.mark.parametrize(("target", "token", "expect"), [
-    ("ok/model", "hf_not_the_right_one", "HTTP 401. No token or an invalid one"),
+    ("ok/model", "hf_NotTheRightOne0123456789", "HTTP 401. No token or an invalid one"),
     ("gated/model", TOKEN, "HTTP 403. The token is valid but may not read this gated repository"),
     ("missing/model", TOKEN, "HTTP 404. No such repository"),
 ])
@@ -80,6 +80,15 @@ def test_no_token_is_refused_before_any_request(hub, tmp_path):
     rc, out = run(hub, tmp_path, "ok/model", "")
     assert rc != 0
     assert "model_assets_hf_token (eagle3_hf_token) is empty: ok/model is a gated model" in out
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("token", [TOKEN + "\nLD_PRELOAD=evil.so", TOKEN + "\n", "hf_short", "Bearer " + TOKEN, "hf_x y" * 5])
+def test_a_token_of_another_shape_is_refused_unshown(hub, tmp_path, token):
+    rc, out = run(hub, tmp_path, "ok/model", token)
+    assert rc != 0
+    assert "model_assets_hf_token (eagle3_hf_token) is not a Hugging Face token" in out
+    assert "LD_PRELOAD" not in out and TOKEN not in out and "hf_short" not in out  # not even at -vvv
     assert not (tmp_path / "data").exists()
 
 

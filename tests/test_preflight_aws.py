@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OPERATOR = {"provision_ec2_admin_cidr": "203.0.113.0/24",
             "neuron_sdk_apt_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567",
-            "model_assets_dataset_checksum": "sha256:" + "0" * 64, "eagle3_hf_token": "hf_x"}
+            "model_assets_dataset_checksum": "sha256:" + "0" * 64, "eagle3_hf_token": "hf_OperatorToken0123456789abcdefgh"}
 
 
 def site(extra: dict) -> tuple[int, str]:

@@ -63,7 +63,7 @@ profile() {
   local name=$1; shift
   step "vllm serve ($name)"
   "$venv/bin/vllm" serve "$models/target" --host 127.0.0.1 --port "$port" --max-num-seqs 2 --max-model-len 2048 \
-    --no-enable-prefix-caching "$@" >"$results/$name.log" 2>&1 &
+    --no-enable-prefix-caching --enforce-eager "$@" >"$results/$name.log" 2>&1 &
   local pid=$!
   health
   step "smoke test ($name)"

@@ -3,47 +3,16 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
-import testinfra
 import yaml
+from rehearsal_host import HOST, NAME, PORT, wait_healthy
 
-NAME = "molecule-rehearsal-1"
-PORT = 8100
 PROFILES = ("baseline", "eagle3")
 NUM_PROMPTS = 50
-HOST = testinfra.get_host(f"podman://{NAME}")
 RUN_DIR = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / "molecule"
 RESULTS = RUN_DIR / NAME
-
-HEALTH = """python3 - <<'EOF'
-import urllib.request
-try:
-    print(urllib.request.urlopen("http://127.0.0.1:%d/health", timeout=5).status)
-except Exception as exc:
-    print(getattr(exc, "code", None) or type(exc).__name__)
-EOF""" % PORT
-
-
-def journal(unit: str) -> str:
-    return HOST.run(f"journalctl -u {unit} -n 30 --no-pager -o cat").stdout
-
-
-def health() -> str:
-    return HOST.run(HEALTH).stdout.strip()
-
-
-def wait_healthy(unit: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if health() == "200":
-            return
-        assert HOST.service(unit).is_running or HOST.run(f"systemctl is-active {unit}").stdout.strip() == "activating", journal(unit)
-        time.sleep(2)
-    pytest.fail(f"{unit} not healthy after {timeout} s:\n{journal(unit)}")
-
 
 def load_yaml(path: str) -> dict:
     return yaml.safe_load(HOST.file(path).content_string)
@@ -81,7 +50,9 @@ def test_server_configs_carry_the_tutorial_flags():
     for cfg in (base, spec):
         assert cfg["model"] == "/var/lib/eagle3/models/target"
         assert (cfg["host"], cfg["port"]) == ("127.0.0.1", PORT)
-        assert (cfg["max-num-seqs"], cfg["max-model-len"], cfg["enable-prefix-caching"]) == (2, 2048, False)
+        # vLLM's --config loader drops `false`: prefix caching is turned off by its no- form.
+        assert (cfg["max-num-seqs"], cfg["max-model-len"], cfg["no-enable-prefix-caching"]) == (2, 2048, True)
+        assert "enable-prefix-caching" not in cfg
         assert "tensor-parallel-size" not in cfg  # omitted on CPU; 8 on neuron
     assert "speculative-config" not in base
     assert spec["speculative-config"] == {
@@ -167,6 +138,13 @@ def test_greedy_completions_are_unchanged_by_eagle3():
     assert spec["completions"] == base["completions"]
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_tutorials_smoke_test_ran(profile):
+    smoke = json.loads((RESULTS / f"{profile}.completions.json").read_text())["smoke_test"]
+    assert smoke["prompt"] == "I am gonna keep counting forever, 1 2 3 4 5 "  # /v1/completions, max_tokens 10, temperature 0
+    assert smoke["text"]
+
+
 def test_summary_compares_with_the_baseline():
     summary = json.loads((RUN_DIR / "summary.json").read_text())
     rows = {row["profile"]: row for row in summary["hosts"][NAME]}
@@ -186,6 +164,30 @@ def test_report_files_and_verdict():
     assert "**Verdict: OK**" in (RUN_DIR / "report.md").read_text()
     html = (RUN_DIR / "report.html").read_text()
     assert html.count('class="bar"') >= 4 and 'data-chart="acceptance"' in html
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_engine_ran_with_prefix_caching_off(profile):
+    # What the engine resolved, in its own words (VllmConfig.__str__ on the engine core's start line).
+    log = HOST.run(f"journalctl -u vllm-{profile}.service --no-pager -o cat").stdout
+    engine_lines = [line for line in log.splitlines() if "Initializing a V1 LLM engine" in line]
+    assert engine_lines, log[-3000:]
+    assert all("enable_prefix_caching=False" in line for line in engine_lines), engine_lines
+    assert all("enable_prefix_caching=True" not in line for line in engine_lines)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_manifest_carries_the_effective_config(profile):
+    effective = json.loads((RESULTS / "manifest.json").read_text())["effective_config"][profile]
+    assert effective["found"] is True and effective["mismatches"] == []
+    assert effective["vllm_version"] == "0.29.0"
+    assert effective["engine"]["enable_prefix_caching"] is False
+    assert (effective["engine"]["max_seq_len"], effective["non_default_args"]["max_num_seqs"]) == (2048, 2)
+    spec = effective["engine"]["speculative"]
+    if profile == "baseline":
+        assert spec is None
+    else:
+        assert spec == {"method": "eagle3", "model": "/var/lib/eagle3/models/draft", "num_speculative_tokens": 3}
 
 
 def test_manifest_records_what_was_deployed():

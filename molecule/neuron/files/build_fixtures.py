@@ -18,16 +18,38 @@ import sys
 import zipfile
 from pathlib import Path
 
-DEBS = {  # release -> package -> version (2.32/2.33 from the release manifest; 2.31 older)
-    "2.31.0": {"aws-neuronx-dkms": "2.29.41.0", "aws-neuronx-runtime-lib": "2.33.21.0",
-               "aws-neuronx-collectives": "2.33.21.0", "aws-neuronx-tools": "2.31.30.0"},
-    "2.32.0": {"aws-neuronx-dkms": "2.30.2.0", "aws-neuronx-runtime-lib": "2.34.10.0",
-               "aws-neuronx-collectives": "2.34.10.0", "aws-neuronx-tools": "2.32.28.0"},
-    "2.33.0": {"aws-neuronx-dkms": "2.31.7.0", "aws-neuronx-runtime-lib": "2.35.30.0",
-               "aws-neuronx-collectives": "2.35.43.0", "aws-neuronx-tools": "2.33.38.0"},
+# Shapes copied from the real artifacts (a fixture that disagrees with the real format is a defect):
+# * debs: Neuron debs carry a build suffix after the version. Real ones, from AWS's container build
+#   for vllm-neuron 0.24.0.1.1.0 (aws-neuron/deep-learning-containers vllm/inference/0.24.0.1.1.0/
+#   Dockerfile.neuronx): aws-neuronx-runtime-lib 2.34.10.0-ac18d186d, aws-neuronx-collectives
+#   2.34.10.0-74eaafac6, aws-neuronx-tools 2.32.28.0-526c2b7f6. The others' suffixes are not published
+#   there: they get one of the same shape (9 hex digits, FIXTURE values).
+#   Versions: release manifest (aws-neuron-sdk src/helperscripts/n2-manifest.json) for 2.32/2.33.
+DEBS = {  # release -> package -> version
+    "2.31.0": {"aws-neuronx-dkms": "2.29.41.0-0d7a3f1b2", "aws-neuronx-runtime-lib": "2.33.21.0-5c1e9a7d3",
+               "aws-neuronx-collectives": "2.33.21.0-8b2f4e6a1", "aws-neuronx-tools": "2.31.30.0-3e9d1c5b7"},
+    "2.32.0": {"aws-neuronx-dkms": "2.30.2.0-9f4c2a8e1", "aws-neuronx-runtime-lib": "2.34.10.0-ac18d186d",
+               "aws-neuronx-collectives": "2.34.10.0-74eaafac6", "aws-neuronx-tools": "2.32.28.0-526c2b7f6"},
+    "2.33.0": {"aws-neuronx-dkms": "2.31.7.0-4a6b8c0d2", "aws-neuronx-runtime-lib": "2.35.30.0-1f3e5d7c9",
+               "aws-neuronx-collectives": "2.35.43.0-6d8e0f2a4", "aws-neuronx-tools": "2.33.38.0-2b4d6f8a0"},
 }
-WHEELS = {"vllm-neuron": ["0.1.0", "0.24.0.1.1.0", "0.29.0.1.2.0"], "neuronx-cc": ["2.27.5334.0", "2.28.7631.0"],
-          "nki": ["0.6.0", "0.7.0"]}
+# * wheels: the Neuron repository's wheels carry PEP 440 local labels. Real ones:
+#   vllm_neuron-0.24.0.1.1.0+e8242a9-py3-none-any.whl (aws-neuron-sdk release-notes/releasecontent.rst);
+#   neuronx-cc 2.27.5334.0+f702b353, nki 0.6.0+31049202112.g85070674, libtorch-neuronx-lite
+#   2.11.0.1.0.1284+f49d8626 (the Dockerfile above). 2.33's labels are FIXTURE values of the same shape.
+#   vllm-neuron 0.1.0 is PyPI's placeholder (no label); islpy and six are PyPI packages (no labels).
+WHEELS = {"vllm-neuron": ["0.1.0", "0.24.0.1.1.0+e8242a9", "0.29.0.1.2.0+3c5e7a9"],
+          "neuronx-cc": ["2.27.5334.0+f702b353", "2.28.7631.0+a1c3e5f7"],
+          "nki": ["0.6.0+31049202112.g85070674", "0.7.0+32010477215.g1b3d5f7a"],
+          "libtorch-neuronx-lite": ["2.11.0.1.0.1284+f49d8626", "2.12.0.1.0.1284+f49d8626"],
+          "islpy": ["2026.1", "2026.2.1"],
+          "six": ["1.17.0"]}
+# Dependencies, with markers the way vLLM 0.24.0's METADATA writes them (`six>=1.16.0; python_version > "3.11"`):
+# pip evaluates them against the interpreter that runs it, so a wheelhouse resolved by another Python
+# misses or adds packages. neuronx-cc leaves islpy open (islpy 2026.2.1 breaks neuronx-cc 2.27:
+# NCC_ISMP902, third-party reports); the release row's constraints pin it.
+REQUIRES = {"vllm-neuron": ["libtorch-neuronx-lite", 'six>=1.16.0; python_version > "3.11"'],
+            "neuronx-cc": ["islpy"]}
 NEURON_LS = r'''#!/usr/bin/env python3
 # FIXTURE neuron-ls: 16 Trainium2 devices of a trn2.48xlarge, in neuron-ls --json-output's shape.
 # Processes holding cores are read from /etc/eagle3-fixture/neuron-processes.json when present.
@@ -47,7 +69,7 @@ def run(*argv: str, **kw) -> str:
 
 # The 2.33 row's driver fixture fails its "DKMS build" the way a missing-headers build does, so the
 # role's explanation of a failed driver install is exercised.
-FAILING_DKMS = "aws-neuronx-dkms", "2.31.7.0"
+FAILING_DKMS = "aws-neuronx-dkms", "2.31.7.0-4a6b8c0d2"
 POSTINST_FAIL = """#!/bin/sh
 echo "Error! Bad return status for module build on kernel: $(uname -r) (x86_64)" >&2
 echo "Consult /var/lib/dkms/aws-neuronx/2.31.7.0/build/make.log for more information." >&2
@@ -79,12 +101,13 @@ def build_wheel(out: Path, name: str, version: str) -> None:
     dist = name.replace("-", "_")
     whl = out / "pypi" / "files" / f"{dist}-{version}-py3-none-any.whl"
     whl.parent.mkdir(parents=True, exist_ok=True)
-    placeholder = version == "0.1.0"
+    placeholder = name == "vllm-neuron" and version == "0.1.0"
     summary = "Placeholder package (FIXTURE of the PyPI placeholder)" if placeholder else f"FIXTURE {name}"
     module = f"{dist}_fixture"
     files = {
         f"{module}/__init__.py": f"VERSION = {version!r}\n\ndef main():\n    print({version!r} + ' (fixture)')\n",
-        f"{dist}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n",
+        f"{dist}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n"
+        + "".join(f"Requires-Dist: {req}\n" for req in ([] if placeholder else REQUIRES.get(name, []))),
         f"{dist}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: eagle3-fixtures\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     if name == "vllm-neuron" and not placeholder:

@@ -15,8 +15,13 @@ NAME = "molecule-neuron-1"
 HOST = testinfra.get_host(f"podman://{NAME}")
 ROOT = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
 EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
+# The row's pins (public versions, as the release manifest gives them) ...
 PINNED = {"aws-neuronx-dkms": "2.30.2.0", "aws-neuronx-runtime-lib": "2.34.10.0",
           "aws-neuronx-collectives": "2.34.10.0", "aws-neuronx-tools": "2.32.28.0"}
+# ... and what the repository really serves for them: build-suffixed debs (files/build_fixtures.py).
+SERVED = {"aws-neuronx-dkms": "2.30.2.0-9f4c2a8e1", "aws-neuronx-runtime-lib": "2.34.10.0-ac18d186d",
+          "aws-neuronx-collectives": "2.34.10.0-74eaafac6", "aws-neuronx-tools": "2.32.28.0-526c2b7f6"}
+PY313 = Path("/root/.pyenv/versions/3.13.0/bin/python3")
 ROW_231 = {"deb": {"aws-neuronx-dkms": "2.29.41.0", "aws-neuronx-runtime-lib": "2.33.21.0",
                    "aws-neuronx-collectives": "2.33.21.0", "aws-neuronx-tools": "2.31.30.0"},
            "pip": ["vllm-neuron==0.24.0.1.1.0", "neuronx-cc==2.27.5334.0", "nki==0.6.0"]}
@@ -43,8 +48,9 @@ def test_repository_line_and_keyring_as_documented():
     assert not HOST.file("/etc/apt/trusted.gpg").exists  # no apt-key
 
 
-@pytest.mark.parametrize(("package", "version"), PINNED.items())
+@pytest.mark.parametrize(("package", "version"), SERVED.items())
 def test_pinned_versions_installed_and_held(package, version):
+    # Pinned "2.34.10.0*" as AWS's install page does; the suffixed build is what got installed.
     assert HOST.package(package).version == version
     assert HOST.run(f"dpkg --get-selections {package}").stdout.split() == [package, "hold"]
 
@@ -57,18 +63,29 @@ def test_headers_installed_before_the_driver():
 def test_plugin_pins_in_the_venv():
     found = json.loads(HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json").stdout)
     versions = {p["name"].lower(): p["version"] for p in found}
-    assert versions["vllm-neuron"] == "0.24.0.1.1.0"
-    assert versions["neuronx-cc"] == "2.27.5334.0" and versions["nki"] == "0.6.0"
+    # The Neuron repository's local labels satisfy the row's public pins (PEP 440).
+    assert versions["vllm-neuron"] == "0.24.0.1.1.0+e8242a9"
+    assert versions["neuronx-cc"] == "2.27.5334.0+f702b353" and versions["nki"] == "0.6.0+31049202112.g85070674"
+    # The row's constraints hold the open dependencies (the index also serves islpy 2026.2.1 and a newer lite).
+    assert versions["islpy"] == "2026.1" and versions["libtorch-neuronx-lite"] == "2.11.0.1.0.1284+f49d8626"
+    assert HOST.file("/opt/eagle3/venv/eagle3-constraints.txt").content_string == (
+        "libtorch-neuronx-lite==2.11.0.1.0.1284\nislpy==2026.1\n")
+    # vllm-neuron's `six; python_version > "3.11"` is evaluated by the host's pip (Python 3.11 here).
+    assert "six" not in versions
 
 
 def test_neuron_units_carry_tp8_path_and_cache():
     cfg = yaml.safe_load(HOST.file("/etc/eagle3/eagle3.yaml").content_string)
     assert cfg["tensor-parallel-size"] == 8
+    # vLLM's --config loader drops `false` (0.24 and 0.29): prefix caching goes off through its no- form.
+    assert cfg["no-enable-prefix-caching"] is True and "enable-prefix-caching" not in cfg
     assert cfg["speculative-config"] == {"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
                                          "num_speculative_tokens": 3}
     env = HOST.file("/etc/eagle3/vllm.env").content_string
     assert "PATH=/opt/eagle3/venv/bin:" in env and "VLLM_CACHE_ROOT=/var/lib/eagle3/cache" in env
+    assert "NEURON_SKIP_EFA_AFFINITY=1\n" in env  # the host has no EFA device
     unit = HOST.file("/etc/systemd/system/vllm-eagle3.service").content_string
+    assert HOST.service("vllm-eagle3.service").systemd_properties["LimitMEMLOCK"] == "infinity"
     assert "DeviceAllow=/dev/neuron15 rw" in unit and "PrivateDevices" not in unit
     assert "Environment=PROMETHEUS_MULTIPROC_DIR=%t/vllm-eagle3" in unit and "RuntimeDirectory=vllm-eagle3" in unit
     assert HOST.file("/var/lib/eagle3/data/sonnet.txt").exists
@@ -106,19 +123,27 @@ def test_dlami_is_verified_not_reinstalled():
         HOST.run("rmdir /opt/aws_neuronx_venv_pytorch_2_9")
 
 
-def test_dlami_with_an_old_sdk_is_refused_naming_versions():
+@pytest.mark.parametrize(("runtime", "expected"), [
+    # Older than the minimum: the version gate names both versions.
+    ("2.33.21.0", ["installed aws-neuronx-runtime-lib 2.33.21.0-5c1e9a7d3 is older than 2.34.10.0 (Neuron SDK 2.32.0)"]),
+    # Newer (the SSM path's latest DLAMI): passes the minimum but is not the row asked for.
+    ("2.35.30.0", ["the DLAMI's Neuron SDK differs from neuron_sdk_version (eagle3_neuron_sdk_version) 2.32.0",
+                   "aws-neuronx-runtime-lib installed 2.35.30.0-1f3e5d7c9, the 2.32.0 row pins 2.34.10.0*"]),
+])
+def test_dlami_with_another_sdk_is_refused_naming_versions(runtime, expected):
     HOST.run("mkdir -p /opt/aws_neuronx_venv_pytorch_2_9")
-    downgrade = HOST.run("DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades --allow-change-held-packages"
-                         " aws-neuronx-runtime-lib=2.33.21.0")
-    assert downgrade.rc == 0, downgrade.stderr
+    change = HOST.run("DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades --allow-change-held-packages"
+                      f" 'aws-neuronx-runtime-lib={runtime}*'")
+    assert change.rc == 0, change.stderr
     try:
         rc, out = play("--tags", "neuron")
         assert rc != 0
-        assert "installed aws-neuronx-runtime-lib 2.33.21.0 is older than 2.34.10.0 (Neuron SDK 2.32.0)" in out
+        assert all(text in out for text in expected), out[-2000:]
+        assert "changed=0" in out.split("PLAY RECAP")[-1]
     finally:
         HOST.run("rmdir /opt/aws_neuronx_venv_pytorch_2_9")
         rc, out = play("--tags", "neuron")  # the pinned release comes back
-        assert rc == 0 and HOST.package("aws-neuronx-runtime-lib").version == "2.34.10.0"
+        assert rc == 0 and HOST.package("aws-neuronx-runtime-lib").version == SERVED["aws-neuronx-runtime-lib"]
 
 
 def test_failed_driver_build_is_explained():
@@ -132,7 +157,7 @@ def test_failed_driver_build_is_explained():
         HOST.run("dpkg --remove --force-all aws-neuronx-dkms")
         rc, out = play("--tags", "neuron")  # the pinned 2.32 release comes back
         assert rc == 0, out[-2000:]
-        assert HOST.package("aws-neuronx-dkms").version == "2.30.2.0"
+        assert HOST.package("aws-neuronx-dkms").version == SERVED["aws-neuronx-dkms"]
 
 
 def test_pypi_placeholder_is_refused_by_its_metadata():
@@ -156,3 +181,45 @@ def test_hf_token_only_in_a_root_only_environment_file():
     assert canary not in out
     leaks = HOST.run(f"grep -rl {canary} /etc /var/lib/eagle3 /opt/eagle3 2>/dev/null").stdout.split()
     assert leaks == ["/etc/eagle3/secrets.env"]
+
+
+@pytest.mark.skipif(not PY313.exists(), reason="needs a Python 3.13 on the controller (pyenv) to resolve a wheelhouse")
+def test_wheelhouse_for_another_python_is_refused_before_any_change():
+    # The controller resolves with Python 3.13 while the host runs 3.11 (pip would evaluate
+    # vllm-neuron's `six; python_version > "3.11"` for the wrong interpreter).
+    rc, out = play("-e", "eagle3_install_source=wheelhouse", "-e", f"vllm_install_wheelhouse_python={PY313}", "--tags", "vllm")
+    assert rc != 0
+    assert (f"resolved on the controller by {PY313} (Python 3.13, linux-x86_64), but molecule-neuron-1 runs python3 = "
+            "Python 3.11, linux-x86_64") in out
+    assert "Nothing was changed" in out and "changed=0" in out.split("PLAY RECAP")[-1]
+
+
+def test_wheelhouse_resolved_by_a_matching_python_installs_the_constrained_set():
+    # The same Python minor and platform as the host's: the controller resolves the set (with the
+    # row's constraints), ships one archive, the host installs it with --no-index.
+    HOST.run("rm -rf /opt/eagle3/venv")
+    rc, out = play("-e", "eagle3_install_source=wheelhouse", "--tags", "vllm")
+    assert rc == 0, out[-3000:]
+    found = json.loads(HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json").stdout)
+    versions = {p["name"].lower(): p["version"] for p in found}
+    assert versions["vllm-neuron"] == "0.24.0.1.1.0+e8242a9" and versions["islpy"] == "2026.1"
+    assert versions["libtorch-neuronx-lite"] == "2.11.0.1.0.1284+f49d8626" and "six" not in versions
+    assert not HOST.file("/var/tmp/eagle3-wheelhouse").exists
+
+
+def test_hf_token_of_another_shape_is_refused_unshown():
+    before = HOST.run("cat /etc/eagle3/secrets.env 2>/dev/null").stdout
+    rc, out = play("-e", json.dumps({"eagle3_hf_token": "hf_CANARY0123456789abcdef\nLD_PRELOAD=evil.so"}), "-vvv",
+                   playbook="playbooks/service.yml")
+    assert rc != 0
+    assert "vllm_service_hf_token (eagle3_hf_token) is not a Hugging Face token" in out
+    assert "LD_PRELOAD" not in out and "CANARY" not in out
+    assert "changed=0" in out.split("PLAY RECAP")[-1]
+    assert HOST.run("cat /etc/eagle3/secrets.env 2>/dev/null").stdout == before
+
+
+def test_no_token_on_a_host_that_does_not_download():
+    rc, out = play("-e", "eagle3_hf_token=hf_CANARY0123456789abcdef", "-e", "eagle3_model_source=rehearsal",
+                   playbook="playbooks/service.yml")
+    assert rc == 0, out[-2000:]
+    assert not HOST.file("/etc/eagle3/secrets.env").exists

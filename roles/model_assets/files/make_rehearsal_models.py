@@ -10,6 +10,16 @@ Writes, under --out:
 --agree zeroes the final norm of both models, so every logit is 0 and greedy decoding picks
 token 0 in both: EAGLE3 acceptance is 100 % at temperature 0. Without it the weights are random
 and acceptance is near 0 %. Both are deterministic for a given --seed.
+
+Sizes (docs/performance.md, "Speedup margin"): on the CPU build with enforce-eager a decode
+step costs a fixed ~3 ms (scheduling, sampling) plus ~0.6 ms per target layer, and each EAGLE3
+draft pass ~3.4 ms, whatever the width; a 512-token prefill costs 0.2-0.6 s and grows with width
+and depth. A narrow, deep target (hidden 64 = 2 heads of 32, the CPU attention's minimum head
+size; 24 layers) makes the target's forward pass most of a decode step while the prefill stays
+small, so speculation pays as it does on trn2: about 2x at full acceptance, where the former
+3-layer, hidden-128 target measured 0.9x-1.4x (noise decided the gate). 32 layers gained
+nothing (the longer prefill ate the gain). float32, because CPUs without AVX512-BF16 run
+bfloat16 matmuls through a slow fallback.
 """
 from __future__ import annotations
 
@@ -78,7 +88,7 @@ def build_tokenizer(text_file: Path, vocab_size: int, out: Path):
     return fast
 
 
-def llama_config(vocab: int, hidden: int, layers: int, fast) -> dict:
+def llama_config(vocab: int, hidden: int, layers: int, fast, dtype: str) -> dict:
     heads = hidden // 32  # vLLM's CPU attention needs head_dim >= 32
     return {
         "vocab_size": vocab, "hidden_size": hidden, "intermediate_size": hidden * 2,
@@ -86,7 +96,7 @@ def llama_config(vocab: int, hidden: int, layers: int, fast) -> dict:
         "head_dim": 32, "max_position_embeddings": 4096, "rms_norm_eps": 1e-5,
         "rope_theta": 500000.0, "tie_word_embeddings": False,
         "bos_token_id": fast.bos_token_id, "eos_token_id": fast.eos_token_id,
-        "torch_dtype": "bfloat16",
+        "torch_dtype": dtype,
     }
 
 
@@ -94,7 +104,7 @@ def build_target(out: Path, cfg: dict, agree: bool) -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    model = LlamaForCausalLM(LlamaConfig(**cfg)).to(torch.bfloat16)
+    model = LlamaForCausalLM(LlamaConfig(**cfg)).to(getattr(torch, cfg["torch_dtype"]))
     if agree:
         with torch.no_grad():
             model.model.norm.weight.zero_()
@@ -106,14 +116,15 @@ def build_draft(out: Path, cfg: dict, aux_layers: list[int], agree: bool) -> Non
     from safetensors.torch import save_file
 
     hidden, inter, vocab = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    dtype = getattr(torch, cfg["torch_dtype"])
     attn = cfg["num_attention_heads"] * cfg["head_dim"]
     kv = cfg["num_key_value_heads"] * cfg["head_dim"]
 
     def rand(*shape: int) -> torch.Tensor:
-        return (torch.randn(*shape) * 0.02).to(torch.bfloat16)
+        return (torch.randn(*shape) * 0.02).to(dtype)
 
     def ones(size: int) -> torch.Tensor:
-        return torch.ones(size, dtype=torch.bfloat16)
+        return torch.ones(size, dtype=dtype)
 
     weights = {
         "midlayer.self_attn.q_proj.weight": rand(attn, 2 * hidden),
@@ -127,7 +138,7 @@ def build_draft(out: Path, cfg: dict, aux_layers: list[int], agree: bool) -> Non
         "midlayer.post_attention_layernorm.weight": ones(hidden),
         "midlayer.hidden_norm.weight": ones(hidden),
         "fc.weight": rand(hidden, len(aux_layers) * hidden),
-        "norm.weight": torch.zeros(hidden, dtype=torch.bfloat16) if agree else ones(hidden),
+        "norm.weight": torch.zeros(hidden, dtype=dtype) if agree else ones(hidden),
         "lm_head.weight": rand(vocab, hidden),
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -145,8 +156,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--agree", action="store_true")
     parser.add_argument("--vocab-size", type=int, default=1024)
-    parser.add_argument("--hidden-size", type=int, default=128)
-    parser.add_argument("--target-layers", type=int, default=3)
+    parser.add_argument("--hidden-size", type=int, default=64)
+    parser.add_argument("--target-layers", type=int, default=24)
+    parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     parser.add_argument("--dataset-lines", type=int, default=600)
     args = parser.parse_args()
 
@@ -159,9 +171,11 @@ def main() -> int:
     dataset.write_text("".join(poem_lines(args.seed, args.dataset_lines)))
 
     fast = build_tokenizer(dataset, args.vocab_size, args.out / "target")
-    cfg = llama_config(len(fast), args.hidden_size, args.target_layers, fast)
+    cfg = llama_config(len(fast), args.hidden_size, args.target_layers, fast, args.dtype)
     build_target(args.out / "target", dict(cfg, architectures=["LlamaForCausalLM"]), args.agree)
-    aux_layers = list(range(min(3, args.target_layers)))
+    # Low, middle and high layers, as EAGLE3 heads use them (Llama 3.1 8B's speculator: 2, 16, 29 of 32).
+    layers = args.target_layers
+    aux_layers = sorted({min(2, layers - 1), layers // 2, max(layers - 3, 0)})
     build_draft(args.out / "draft", cfg, aux_layers, args.agree)
 
     for path in args.out.rglob("*"):  # world-readable: the service user loads them, root owns them
@@ -169,7 +183,7 @@ def main() -> int:
     files = sorted(p for p in args.out.rglob("*") if p.is_file() and p.name != "manifest.json")
     manifest = {
         "seed": args.seed, "agree": args.agree, "vocab_size": len(fast),
-        "hidden_size": args.hidden_size, "target_layers": args.target_layers,
+        "hidden_size": args.hidden_size, "target_layers": args.target_layers, "dtype": args.dtype,
         "files": {str(p.relative_to(args.out)): sha256(p) for p in files},
     }
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,35 @@
+"""The boot-time choice of roles/vllm_service/files/eagle3_cache_prepare.py on lsblk output: after an
+EC2 stop/start the instance store is blank again (and may be renamed), so the file system is made again."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from conftest import ROOT
+
+SPEC = importlib.util.spec_from_file_location("prepare", ROOT / "roles/vllm_service/files/eagle3_cache_prepare.py")
+prepare = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(prepare)
+STORE = "Amazon EC2 NVMe Instance Storage"
+
+
+def lsblk(*disks: dict) -> dict:
+    return {"blockdevices": [dict({"type": "disk", "fstype": None, "label": None, "mountpoint": None}, **d) for d in disks]}
+
+
+def test_our_file_system_is_mounted_as_it_is():
+    got = prepare.pick(lsblk({"path": "/dev/nvme1n1", "model": STORE}, {"path": "/dev/nvme2n1", "model": STORE,
+                                                                        "fstype": "ext4", "label": "eagle3-cache"}))
+    assert got == ("/dev/nvme2n1", False)
+
+
+def test_after_a_stop_start_the_blank_store_is_made_again():
+    root = {"path": "/dev/nvme0n1", "model": "Amazon Elastic Block Store", "children": [{"path": "/dev/nvme0n1p1"}]}
+    assert prepare.pick(lsblk(root, {"path": "/dev/nvme3n1", "model": STORE})) == ("/dev/nvme3n1", True)
+
+
+def test_foreign_disks_are_never_chosen():
+    with pytest.raises(SystemExit, match="no disk labelled eagle3-cache"):
+        prepare.pick(lsblk({"path": "/dev/nvme1n1", "model": STORE, "fstype": "xfs", "label": "data"},
+                           {"path": "/dev/nvme2n1", "model": "Amazon Elastic Block Store"}))
