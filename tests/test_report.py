@@ -6,7 +6,8 @@ import json
 import pytest
 
 from conftest import RUNS
-from eagle3 import eagle3_compare, eagle3_fleet, eagle3_gates, eagle3_parity, eagle3_report, eagle3_sweep, load_run
+from eagle3 import (eagle3_compare, eagle3_fleet, eagle3_gates, eagle3_parity, eagle3_report, eagle3_shown, eagle3_sweep,
+                    load_run)
 
 REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
 REFERENCE = json.loads((RUNS.parents[2] / "roles/bench_report/files/references/rehearsal-cpu-tiny.json").read_text())
@@ -107,13 +108,24 @@ def test_fleet_of_one_has_no_outliers(agree_run):
 
 
 def test_reference_gate_passes_and_fails(agree_run):
+    run = load_run(RUNS / "agree")["rehearsal-1"]
     rows = {"h": eagle3_compare(agree_run)}
-    ref = {"name": "r", "profiles": {"eagle3": {"output_throughput": agree_run["eagle3"]["output_throughput"] * 2}}}
-    failing = eagle3_gates(rows, {"reference": {"enforce": True, "tolerance": 0.10}}, ref)
-    assert [g["ok"] for g in failing if g["gate"] == "reference"] == [False]
+    ref = {"name": "r", "workload": REFERENCE["workload"],
+           "profiles": {"eagle3": {"output_throughput": agree_run["eagle3"]["output_throughput"] * 2}}}
+
+    def judged() -> list[dict]:
+        checks = eagle3_gates(rows, {"reference": {"enforce": True, "tolerance": 0.10}}, ref,
+                              results={"h": run["results"]}, manifests={"h": run["manifest"]})
+        return [g for g in checks if g["gate"] == "reference"]
+
+    assert [(g["ok"], g["skipped"]) for g in judged()] == [(False, False)]
+    assert "misses at least" in judged()[0]["message"] and "0.50x the reference" in judged()[0]["message"]
     ref["profiles"]["eagle3"]["output_throughput"] = agree_run["eagle3"]["output_throughput"]
-    passing = eagle3_gates(rows, {"reference": {"enforce": True, "tolerance": 0.10}}, ref)
-    assert [g["ok"] for g in passing if g["gate"] == "reference"] == [True]
+    assert [g["ok"] for g in judged()] == [True]
+    ref["workload"] = dict(REFERENCE["workload"], num_prompts=50)
+    skipped = judged()
+    assert [(g["ok"], g["skipped"]) for g in skipped] == [(False, True)]
+    assert "skipped, the run's workload differs from the reference's (r): num_prompts 10 vs 50" in skipped[0]["message"]
 
 
 def test_tutorial_reference_is_the_published_table():
@@ -122,3 +134,45 @@ def test_tutorial_reference_is_the_published_table():
     assert ref["profiles"]["eagle3"]["output_throughput"] == 288.63
     assert (ref["profiles"]["baseline"]["median_tpot_ms"], ref["profiles"]["eagle3"]["median_tpot_ms"]) == (10.52, 6.41)
     assert ref["profiles"]["eagle3"]["acceptance_rate"] == 74.14
+    # the tutorial's vllm bench serve command: sonnet 512/128, 50 prompts, concurrency 2, no --temperature
+    assert ref["workload"] == {"dataset": "sonnet", "input_len": 512, "output_len": 128, "num_prompts": 50,
+                               "max_concurrency": 2, "request_rate": "inf", "temperature": None}
+
+
+@pytest.mark.parametrize(("value", "bound", "floor", "digits", "want"), [
+    (30.0, 30.0, True, 1, ("30.0", "30.0", True)),      # at the floor: "at least" holds
+    (29.96, 30.0, True, 1, ("29.96", "30.00", False)),  # was printed "30.0 % < 30 %"
+    (29.7, 30.0, True, 1, ("29.7", "30.0", False)),
+    (0.9996, 1.0, True, 2, ("0.9996", "1.0000", False)),  # was "1.00x < 1.00x"
+    (1.004, 1.0, True, 2, ("1.00", "1.00", True)),
+    (1.0001, 1.0, False, 2, ("1.0001", "1.0000", False)),  # a ceiling
+])
+def test_shown_precision_never_contradicts_the_comparison(value, bound, floor, digits, want):
+    assert eagle3_shown(value, bound, floor, digits) == want
+
+
+def test_outlier_rule_works_for_two_hosts(agree_run):
+    rows = eagle3_compare(agree_run)
+    slow = [dict(r, output_throughput=r["output_throughput"] * 0.82) for r in rows]
+    fleet = eagle3_fleet({"a": rows, "b": slow})
+    assert [o["host"] for o in fleet["eagle3"]["outliers"]] == ["b"]
+    assert fleet["eagle3"]["outliers"][0]["below_median"] == pytest.approx(0.18)
+    many = {f"h{i}": rows for i in range(63)} | {"slow": slow}
+    assert [o["host"] for o in eagle3_fleet(many)["eagle3"]["outliers"]] == ["slow"]
+
+
+def test_sweep_never_recommends_a_failing_profile():
+    rows = [{"profile": "baseline", "output_throughput": 100.0, "acceptance_rate": None},
+            {"profile": "eagle3-k2", "output_throughput": 150.0, "acceptance_rate": 80.0},
+            {"profile": "eagle3-k4", "output_throughput": 170.0, "acceptance_rate": 25.0}]
+    assert eagle3_sweep(rows, failing={"eagle3-k4": ["[acceptance] low"]})["winner"] == "eagle3-k2"
+    none = eagle3_sweep(rows, failing={"eagle3-k2": ["[parity] x"], "eagle3-k4": ["[acceptance] low"]})
+    assert none["winner"] is None and "eagle3-k2: [parity] x; eagle3-k4: [acceptance] low" in none["why"]
+
+
+def test_cost_per_million_output_tokens(agree_run):
+    rows = eagle3_compare(agree_run, price={"usd_per_hour": 3.6})
+    base, spec = rows
+    assert base["cost_per_1m"] == pytest.approx(3.6 / (agree_run["baseline"]["output_throughput"] * 3600) * 1e6)
+    assert spec["saving"] == pytest.approx(1 - 1 / spec["speedup"])
+    assert eagle3_compare(agree_run)[0]["cost_per_1m"] is None

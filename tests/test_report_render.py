@@ -21,15 +21,19 @@ from conftest import ROOT, RUNS
 ARTIFACTS = Path(os.environ.get("EAGLE3_ARTIFACTS", ROOT / "artifacts"))
 
 
+def report(results_dir: Path, runs: list[dict]) -> subprocess.CompletedProcess:
+    """Run the real bench_report role (tests/playbooks/report.yml) over run directories in results_dir."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(ROOT / "tests/playbooks/report.yml"),
+         "-e", json.dumps({"results_dir": str(results_dir), "runs": runs})],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+
+
 def render(tmp_path: Path, fixture: str, hosts: list[str]) -> tuple[subprocess.CompletedProcess, Path]:
     run = tmp_path / "results" / fixture
     shutil.copytree(RUNS / fixture, run)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(ROOT / "tests/playbooks/report.yml"),
-         "-e", json.dumps({"results_dir": str(tmp_path / "results"), "run_id": fixture, "hosts_expected": hosts})],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
-    return proc, run
+    return report(tmp_path / "results", [{"run_id": fixture, "hosts": hosts}]), run
 
 
 class Charts(HTMLParser):
@@ -69,10 +73,17 @@ def test_sweep_report_files_have_real_values(tmp_path):
     assert [r["profile"] for r in rows] == ["baseline", "eagle3-k2", "eagle3-k3", "eagle3-k4"]
     source = json.loads((RUNS / "sweep/rehearsal-1/eagle3-k4.json").read_text())
     k4 = rows[-1]
-    assert float(k4["output_throughput"]) == pytest.approx(source["output_throughput"])
-    assert float(k4["acceptance_length"]) == pytest.approx(5.0)
+    assert float(k4["output_throughput_tok_per_s"]) == pytest.approx(source["output_throughput"])
+    assert float(k4["acceptance_length_tokens"]) == pytest.approx(5.0)
+    assert float(k4["p99_ttft_ms"]) == pytest.approx(source["p99_ttft_ms"])
+    assert k4["per_position_acceptance_pct"].split() == ["100.0"] * 4  # fractions in the JSON, percent here
+    assert k4["cost_usd_per_1m_output_tokens"] == ""  # no price set
+    # every column but the names carries its unit
+    assert all(c in ("host", "profile") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
+                                                       "num_prompts", "_per_1m_output_tokens")) for c in rows[0])
     md = (run / "report.md").read_text()
-    assert "**Verdict: OK**" in md and "fastest speculative profile" in md
+    assert "**Verdict: OK**" in md and "recommended eagle3-k4, the fastest profile passing every enforced gate" in md
+    assert "no price set" in md
     html = (run / "report.html").read_text()
     offline = html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "http://" not in offline and "https://" not in offline  # self-contained: no network assets
@@ -116,10 +127,68 @@ def test_random_report_fails_with_advice(tmp_path):
 def test_report_rerun_changes_nothing(tmp_path):
     proc, run = render(tmp_path, "agree", ["rehearsal-1"])
     assert proc.returncode == 0, proc.stdout[-3000:]
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
-    again = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(ROOT / "tests/playbooks/report.yml"),
-         "-e", json.dumps({"results_dir": str(tmp_path / "results"), "run_id": "agree", "hosts_expected": ["rehearsal-1"]})],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    again = report(tmp_path / "results", [{"run_id": "agree", "hosts": ["rehearsal-1"]}])
     assert again.returncode == 0
     assert "changed=0" in again.stdout.split("PLAY RECAP")[-1]
+
+
+SCRIPT = "<script>document.title = 'PWNED'; document.body.setAttribute('data-pwned', 'yes')</script>"
+IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned-img', 'yes')\">"
+
+
+def test_html_escapes_every_expression():
+    """ansible-core's templating ignores {% autoescape %}: every expression of report.html.j2 ends in `| e`
+    (the bars() macro escapes its own output)."""
+    import re
+    text = (ROOT / "templates/report.html.j2").read_text()
+    expressions = [" ".join(e.split()) for e in re.findall(r"\{\{(.*?)\}\}", text, re.S)]
+    unescaped = [e for e in expressions if not e.endswith("| e") and not e.startswith("bars(")]
+    assert expressions and unescaped == []
+
+
+def test_model_output_is_shown_as_text_and_never_runs(tmp_path):
+    """A greedy completion (DERIVED from runs/agree: eagle3's first completion replaced by a <script>, its
+    first prompt by an <img onerror>) reaches report.html as text; headless Chromium runs no script."""
+    run = tmp_path / "results" / "xss"
+    shutil.copytree(RUNS / "agree", run)
+    for name in ("baseline", "eagle3"):
+        path = run / "rehearsal-1" / f"{name}.completions.json"
+        data = json.loads(path.read_text())
+        data["prompts"][0] = IMG
+        if name == "eagle3":
+            data["completions"][0] = SCRIPT
+        path.write_text(json.dumps(data))
+    proc = report(tmp_path / "results", [{"run_id": "xss", "hosts": ["rehearsal-1"], "fail_on_verdict": False}])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    html = (run / "report.html").read_text()
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;document.title = &#39;PWNED&#39;" in html  # shown, as text
+    verdict = json.loads((run / "verdict.json").read_text())
+    assert verdict["ok"] is False and [g["gate"] for g in verdict["failing"]] == ["parity"]
+
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("chromium is not installed: the browser half of this test did not run")
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={tmp_path / 'chrome'}", "--dump-dom", (run / "report.html").as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "<title>EAGLE3 report xss</title>" in dom and "PWNED</title>" not in dom
+    assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]  # no script set an attribute on <body>
+    assert 'data-pwned-img="yes"' not in dom and "<img" not in dom
+    assert "document.title = 'PWNED'" in dom.replace("&#39;", "'")  # the completion is on the page as text
+
+
+def test_bad_price_and_missing_reference_are_refused_by_name(tmp_path):
+    """Preflight: a price without its source/date, and an enforced reference gate without a reference."""
+    run = tmp_path / "results" / "agree"
+    shutil.copytree(RUNS / "agree", run)
+    gates = {"parity": {"enforce": True}, "acceptance": {"enforce": True, "min_rate": 30},
+             "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": True, "tolerance": 0.1}}
+    proc = report(tmp_path / "results", [{"run_id": "agree", "hosts": ["rehearsal-1"], "reference": "", "gates": gates,
+                                          "price": {"usd_per_hour": 3.0, "instance_type": "x", "source": "", "date": ""}}])
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert "bench_report_instance_price.usd_per_hour must be null (no cost) or a positive USD/hour figure" in out
+    assert "eagle3_gates.reference.enforce is true but bench_report_reference (eagle3_reference) is empty" in out
+    assert not (run / "verdict.json").exists()  # refused before anything was written
