@@ -32,7 +32,8 @@ def test_waits_print_progress_lines_and_plain_retries_stay_retries():
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
     assert out.count("  ... [localhost] demo starting: 3 s of 600 s") == 2, out
     assert "FAILED - RETRYING: [localhost]: Probe with progress" not in out
-    # The 2-s job is checked every second: at least one "still running" line, never a failure line.
+    # The 5-s job is checked every second from its start: its first check finds it running unless
+    # starting the check took 5 s (a margin of 10x over the 0.5 s it takes here), never a failure line.
     assert "  ... [localhost] Wait for the background job: still running (check 1)" in out, out
     assert "FAILED - RETRYING: [localhost]: Wait for the background job" not in out
     assert "FAILED - RETRYING: [localhost]: Ordinary retry (1 retries left)." in out
