@@ -102,6 +102,11 @@ AGREE_BASE = json.loads((RUNS / "agree" / H / "baseline.json").read_text())
 CASES: list[tuple] = [
     ("agree", "agree", "", real("agree"), [H], {}, True, "verdict: OK (9 gate checks, 1 expected host(s)"),
     ("sweep", "sweep", "", real("sweep"), [H], {}, True, "recommended eagle3-k4, the fastest profile passing"),
+    # The resized pair's fresh-host rehearsal (50 prompts), judged against the shipped rehearsal
+    # reference, enforced: its workload is the reference's, so the comparison really runs.
+    ("resized-shipped-reference", "resized", "", real("resized"), [H],
+     {"reference": "rehearsal-cpu-tiny", "gates": dict(GATES, reference={"enforce": True, "tolerance": 0.30})}, True,
+     "eagle3: output_throughput 157.06 tok/s meets at least 130.59 tok/s (reference 186.55 minus 30%"),
     ("random", "random", "", real("random"), [H], {}, False,
      "eagle3: acceptance 0.0 % is below the floor of at least 30.0 %; the tutorial's advice"),
     ("failed", "failed", "", real("failed"), [H], {}, False,
