@@ -244,3 +244,8 @@ def test_custom_prompts_equal_vllm_sonnet_prompts():
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["same"] == [True] * NUM_PROMPTS
     assert found["output_tokens"] == [128]
+
+
+def test_run_records_its_hosts():
+    # A report made later (after teardown, or from another inventory) expects exactly these hosts.
+    assert json.loads((RUN_DIR / "run.json").read_text()) == {"run_id": "molecule", "hosts": [NAME]}
