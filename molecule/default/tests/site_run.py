@@ -27,8 +27,10 @@ def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[
     return env
 
 
-def run_site(run_id: str, *extra: str, results: Path | None = None, timeout: int = 900) -> tuple[int, str]:
-    """Return code and output with whitespace folded (the yaml callback wraps long messages)."""
+def run_site(run_id: str, *extra: str, results: Path | None = None, timeout: int = 900,
+             token: str = "") -> tuple[int, str]:
+    """Return code and output with whitespace folded (the yaml callback wraps long messages);
+    HF_TOKEN in the environment when a token is given (never on the command line)."""
     proc = subprocess.run(site_command(*extra), capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env=site_env(run_id, results), stdin=subprocess.DEVNULL)
+                          env=site_env(run_id, results, token), stdin=subprocess.DEVNULL)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
