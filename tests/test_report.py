@@ -177,3 +177,14 @@ def test_cost_per_million_output_tokens(agree_run):
     assert base["cost_per_1m"] == pytest.approx(3.6 / (agree_run["baseline"]["output_throughput"] * 3600) * 1e6)
     assert spec["saving"] == pytest.approx(1 - 1 / spec["speedup"])
     assert eagle3_compare(agree_run)[0]["cost_per_1m"] is None
+
+
+def test_parity_names_the_first_divergence():
+    want = {"prompts": ["p"], "completions": ["Thou yet song turns grows doth"]}
+    got = {"prompts": ["p"], "completions": ["Thou yet song burns grows doth"]}
+    problems = eagle3_parity({"baseline": want, "eagle3": got})
+    assert len(problems) == 1
+    assert "from character 14 of 30 (identical before: 'Thou yet song ')" in problems[0]["message"]
+    # A completion cut short diverges where it ends.
+    short = eagle3_parity({"baseline": want, "eagle3": {"prompts": ["p"], "completions": ["Thou yet"]}})
+    assert "from character 8 of 30" in short[0]["message"]

@@ -186,8 +186,13 @@ def eagle3_parity(completions: dict[str, dict[str, Any]], baseline: str = BASELI
             expected = want["completions"][i] if i < len(want["completions"]) else None
             actual = got["completions"][i] if i < len(got["completions"]) else None
             if actual != expected or expected is None:
+                where = ""
+                if isinstance(expected, str) and isinstance(actual, str):
+                    # The first divergence: a lossless decoder never diverges; where it does, say where.
+                    at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+                    where = f" from character {at} of {len(expected)} (identical before: {expected[max(0, at - 24):at]!r})"
                 problems.append(problem(
-                    name, f"{name}: greedy output differs from {baseline} for prompt {prompt!r}: "
+                    name, f"{name}: greedy output differs from {baseline} for prompt {prompt!r}{where}: "
                           f"expected {expected!r}, got {actual!r}", prompt, expected, actual))
     return problems
 
