@@ -48,8 +48,32 @@ eagle3_venv() {
 
 eagle3_activate() {
   export PATH="$EAGLE3_VENV/bin:$PATH"
+  eagle3_collection_link
   export CONTAINERS_CONF="${CONTAINERS_CONF:-$EAGLE3_ROOT/inventories/rehearsal/containers.conf}"
   export ANSIBLE_CONFIG="$EAGLE3_ROOT/ansible.cfg"
   export ANSIBLE_FORCE_COLOR="${ANSIBLE_FORCE_COLOR:-0}"
   cd "$EAGLE3_ROOT"
+}
+
+# eagle3_collection_link: the checkout is the collection eagle3.trn2; link it where ansible.cfg's
+# collections_path looks (.ansible/collections, as ansible-lint does) so the checkout resolves the same
+# FQCNs (eagle3.trn2.site, eagle3.trn2.vllm_bench, ...) as an installed copy.
+eagle3_collection_link() {
+  local dir="$EAGLE3_ROOT/.ansible/collections/ansible_collections/eagle3"
+  [ "$(readlink "$dir/trn2" 2>/dev/null)" = "$EAGLE3_ROOT" ] && return 0
+  mkdir -p "$dir" && ln -sfn "$EAGLE3_ROOT" "$dir/trn2"
+}
+
+# eagle3_collection_install DEST: build the collection from the checkout and install it into DEST (a
+# collections path, emptied first), the way an ops team installs it. Its dependencies (amazon.aws,
+# containers.podman, ...) come with the pinned ansible package, so Galaxy is not needed (--no-deps).
+eagle3_collection_install() {
+  local dest="$1" build
+  build="$(mktemp -d)"
+  ansible-galaxy collection build --force --output-path "$build" "$EAGLE3_ROOT" >/dev/null
+  rm -rf "$dest/ansible_collections/eagle3/trn2"
+  ANSIBLE_COLLECTIONS_PATH="$dest" ansible-galaxy collection install --no-deps --force -p "$dest" "$build"/eagle3-trn2-*.tar.gz >/dev/null
+  rm -rf "$build"
+  eagle3_log "eagle3.trn2 $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collection_info"]["version"])' \
+    "$dest/ansible_collections/eagle3/trn2/MANIFEST.json") installed in $dest"
 }

@@ -32,10 +32,18 @@ ansible-lint --offline -q
 eagle3_log "argument_specs == defaults"
 python scripts/check_argspecs.py roles
 eagle3_log "syntax check"
-ansible-playbook --syntax-check site.yml playbooks/teardown.yml >/dev/null
+ansible-playbook --syntax-check site.yml eagle3.trn2.site eagle3.trn2.teardown >/dev/null
 eagle3_log "pytest (plugins, scripts)"
 pytest -q -p no:cacheprovider tests
 
+if [ "${#SCENARIOS[@]}" -gt 0 ]; then
+  # The scenarios run the collection as an ops team installs it: built from this checkout, installed
+  # into a fresh path (molecule.yml and the tests' own ansible-playbook runs use EAGLE3_COLLECTIONS).
+  EAGLE3_COLLECTIONS="$(mktemp -d "${TMPDIR:-/tmp}/eagle3-collections.XXXXXX")"
+  export EAGLE3_COLLECTIONS
+  trap 'rm -rf "$EAGLE3_COLLECTIONS"' EXIT
+  eagle3_collection_install "$EAGLE3_COLLECTIONS"
+fi
 for scenario in "${SCENARIOS[@]}"; do
   eagle3_log "molecule test -s $scenario"
   t0=$(date +%s)

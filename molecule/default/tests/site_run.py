@@ -12,14 +12,16 @@ EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
 
 
 def site_command(*extra: str, verbose: str = "") -> list[str]:
-    """ansible-playbook site.yml on the molecule inventory; extra goes before the playbook."""
+    """ansible-playbook eagle3.trn2.site (the installed collection when scripts/test.sh installed one) on the
+    molecule inventory; extra goes before the playbook."""
     args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory")]
-    return args + ([verbose] if verbose else []) + list(extra) + [str(ROOT / "site.yml")]
+    return args + ([verbose] if verbose else []) + list(extra) + ["eagle3.trn2.site"]
 
 
 def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[str, str]:
     """The run id and results directory; HF_TOKEN only when a token is given."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID=run_id,
+               ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / ".ansible" / "collections")),
                EAGLE3_RESULTS_DIR=str(results or EPHEMERAL / "results"), ANSIBLE_NOCOLOR="1")
     env.pop("HF_TOKEN", None)
     if token:
