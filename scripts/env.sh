@@ -49,6 +49,8 @@ eagle3_venv() {
 eagle3_activate() {
   export PATH="$EAGLE3_VENV/bin:$PATH"
   eagle3_collection_link
+  # Where molecule and the tests find eagle3.trn2: the checkout (linked), unless scripts/test.sh installed a copy.
+  export EAGLE3_COLLECTIONS="${EAGLE3_COLLECTIONS:-$EAGLE3_ROOT/.ansible/collections}"
   export CONTAINERS_CONF="${CONTAINERS_CONF:-$EAGLE3_ROOT/inventories/rehearsal/containers.conf}"
   export ANSIBLE_CONFIG="$EAGLE3_ROOT/ansible.cfg"
   export ANSIBLE_FORCE_COLOR="${ANSIBLE_FORCE_COLOR:-0}"
