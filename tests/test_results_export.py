@@ -202,3 +202,17 @@ def test_bad_settings_are_refused_by_name_before_the_export(tmp_path):
     assert "user:pw" not in proc.stdout + proc.stderr  # a URL with credentials in it is refused without being shown
     assert (run / "verdict.json").exists()  # bench_report ran; the export was refused before anything was read
     assert "global_custom_stats" not in doc or "eagle3_report" not in doc["global_custom_stats"]
+
+
+def test_the_site_preflight_refuses_a_bad_bucket_before_any_change(tmp_path):
+    """playbooks/preflight.yml (run first by site.yml) checks results_export's inputs with the other roles'."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0", EAGLE3_RUN_ID="preflight",
+               EAGLE3_RESULTS_DIR=str(tmp_path / "results"))
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(ROOT / "inventories/rehearsal/hosts.yml"),
+                           str(ROOT / "playbooks/preflight.yml"), "-e", "eagle3_results_s3_bucket=Results_Bucket"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, stdin=subprocess.DEVNULL)
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert "Refused before any change: results_export_s3_bucket (eagle3_results_s3_bucket) must be empty (no upload)" in out
+    assert "results_export_s3_bucket is set from eagle3_results_s3_bucket" in out
+    assert not (tmp_path / "results").exists()
