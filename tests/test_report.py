@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import RUNS
-from eagle3 import (eagle3_compare, eagle3_fleet, eagle3_gates, eagle3_parity, eagle3_report, eagle3_shown, eagle3_sweep,
+from eagle3 import (eagle3_compare, eagle3_fleet, eagle3_gate_settings, eagle3_gates, eagle3_parity, eagle3_report, eagle3_shown, eagle3_sweep,
                     load_run)
 
 REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
@@ -188,3 +188,11 @@ def test_parity_names_the_first_divergence():
     # A completion cut short diverges where it ends.
     short = eagle3_parity({"baseline": want, "eagle3": {"prompts": ["p"], "completions": ["Thou yet"]}})
     assert "from character 8 of 30" in short[0]["message"]
+
+
+def test_gate_settings_are_the_defaults_with_per_gate_overrides():
+    settings = eagle3_gate_settings({"reference": {"enforce": False}, "unknown": {"enforce": True}})
+    assert settings == {"parity": {"enforce": True}, "acceptance": {"enforce": True, "min_rate": 30.0},
+                        "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": False, "tolerance": 0.10}}
+    # The role's default (no overrides) enforces every gate, the reference too.
+    assert all(gate["enforce"] for gate in eagle3_gate_settings({}).values())

@@ -20,8 +20,7 @@ from eagle3 import eagle3_report
 from test_report_render import report
 
 REFERENCES = ROOT / "roles/bench_report/files/references"
-GATES = {"parity": {"enforce": True}, "acceptance": {"enforce": True, "min_rate": 30},
-         "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": False, "tolerance": 0.30}}
+GATES = {"reference": {"enforce": False, "tolerance": 0.30}}  # the rehearsal's (inventories/rehearsal)
 STALE = {"ok": True, "status": "complete", "run_id": "stale", "failing": []}
 H = "rehearsal-1"
 

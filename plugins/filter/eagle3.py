@@ -1,4 +1,4 @@
-"""Filters for the EAGLE3 benchmark: profiles as data, comparison of `vllm bench serve` results.
+"""Filters for the EAGLE3 benchmark: comparison of `vllm bench serve` results (profiles: profiles.py).
 
 Pure functions over plain dicts/lists so they are tested with pytest directly (tests/), on
 result JSON produced by real rehearsal runs.
@@ -14,7 +14,6 @@ DOCUMENTATION = r"""
   name: eagle3
   short_description: EAGLE3 benchmark helpers (profiles, comparison)
   description:
-    - C(eagle3_profiles) expands num_speculative_tokens values into server profiles.
     - C(eagle3_compare) compares each profile's bench result with the baseline's.
     - C(eagle3_table) formats a comparison as text lines.
     - C(eagle3_parity) lists greedy completions that differ from the baseline's.
@@ -22,6 +21,7 @@ DOCUMENTATION = r"""
     - C(eagle3_fleet) aggregates hosts per profile (median/min/max) and flags outliers.
     - C(eagle3_shown) formats a value and its threshold at a precision that shows the comparison.
     - C(eagle3_gates) judges a run against floors and a reference; C(eagle3_verdict) sums up.
+    - C(eagle3_gate_settings) gives every gate's settings, the defaults with per-gate overrides applied.
     - C(eagle3_report) does all of it for one run directory on the controller.
 """
 
@@ -35,32 +35,6 @@ SPEC_KEYS = (
     "spec_decode_accepted_tokens",
     "spec_decode_per_position_acceptance_rates",
 )
-
-
-def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
-                    baseline: str = BASELINE) -> list[dict[str, Any]]:
-    """Baseline first, then one speculative profile per k.
-
-    One k gives the profile name "<method>" (the tutorial's plain run); several give
-    "<method>-k<k>" each (a sweep).
-    """
-    if isinstance(ks, str):  # -e eagle3_num_speculative_tokens=3 or =2,3,4
-        ks = [int(k) if k.strip().isdigit() else k.strip() for k in ks.split(",")]
-    values = [ks] if isinstance(ks, int) else list(ks)
-    if not values:
-        raise ValueError("eagle3_num_speculative_tokens: expected one or more integers 1..8, got none")
-    if len(set(map(str, values))) != len(values):
-        raise ValueError(f"eagle3_num_speculative_tokens: values must be distinct, got {values}")
-    profiles: list[dict[str, Any]] = [{"name": baseline}]
-    for k in values:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 8:
-            raise ValueError(f"eagle3_num_speculative_tokens: expected integers 1..8, got {k!r}")
-        name = method if len(values) == 1 else f"{method}-k{k}"
-        profiles.append({
-            "name": name,
-            "speculative_config": {"method": method, "model": draft, "num_speculative_tokens": k},
-        })
-    return profiles
 
 
 def eagle3_is_cidr(value: Any) -> bool:
@@ -269,11 +243,13 @@ def eagle3_fleet(hosts: dict[str, list[dict[str, Any]]], outlier_tolerance: floa
     return profiles
 
 
+# The gates' settings, defined here only: eagle3_gates (and the bench_report role's input bench_report_gates,
+# the project's eagle3_gates) give per-gate overrides of these.
 DEFAULT_GATES: dict[str, dict[str, Any]] = {
     "parity": {"enforce": True},
     "acceptance": {"enforce": True, "min_rate": 30.0},
     "speedup": {"enforce": True, "min": 1.0},
-    "reference": {"enforce": False, "tolerance": 0.10},
+    "reference": {"enforce": True, "tolerance": 0.10},
 }
 
 ACCEPTANCE_ADVICE = ("the tutorial's advice: with an acceptance rate below roughly 30 %, stop tuning "
@@ -373,6 +349,11 @@ def _run_workload(row: dict[str, Any], result: dict[str, Any], manifest: dict[st
     return {k: v for k, v in workload.items() if v is not None or (k == "temperature" and "temperature" in params)}
 
 
+def eagle3_gate_settings(gates: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Every gate's settings: DEFAULT_GATES with the given per-gate overrides (unknown gates left out)."""
+    return {name: dict(DEFAULT_GATES[name], **(gates or {}).get(name, {})) for name in DEFAULT_GATES}
+
+
 def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[str, Any]] | None = None,
                  reference: dict[str, Any] | None = None,
                  parity: dict[str, list[dict[str, Any]]] | None = None,
@@ -391,7 +372,7 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
     A gate with enforce false is informational: reported, never failing the run. An enforced gate
     without its evidence (skipped) fails.
     """
-    conf = {name: dict(DEFAULT_GATES[name], **(gates or {}).get(name, {})) for name in DEFAULT_GATES}
+    conf = eagle3_gate_settings(gates)
     out: list[dict[str, Any]] = []
 
     def add(gate: str, host: str, profile: str | None, ok: bool, value: Any, threshold: Any, message: str,
@@ -775,7 +756,6 @@ class FilterModule:
 
     def filters(self) -> dict[str, Any]:
         return {
-            "eagle3_profiles": eagle3_profiles,
             "eagle3_compare": eagle3_compare,
             "eagle3_is_cidr": eagle3_is_cidr,
             "eagle3_cache_disk": eagle3_cache_disk,
@@ -784,6 +764,7 @@ class FilterModule:
             "eagle3_sweep": eagle3_sweep,
             "eagle3_fleet": eagle3_fleet,
             "eagle3_gates": eagle3_gates,
+            "eagle3_gate_settings": eagle3_gate_settings,
             "eagle3_shown": eagle3_shown,
             "eagle3_verdict": eagle3_verdict,
             "eagle3_report": eagle3_report,
