@@ -1,10 +1,10 @@
-"""Tests of plugins/filter/eagle3.py on results from real rehearsal runs."""
+"""Tests of plugins/filter/compare.py and profiles.py on results from real rehearsal runs."""
 from __future__ import annotations
 
 import pytest
 
-from eagle3 import eagle3_compare, eagle3_table
-from profiles import eagle3_profile_files, eagle3_profiles
+from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_table
+from ansible_collections.eagle3.trn2.plugins.filter.profiles import eagle3_profile_files, eagle3_profiles
 
 
 def test_one_k_is_the_tutorials_plain_run():
