@@ -3,7 +3,8 @@
 
 Every default must be specified with the same default value, and every specified option that
 has a default must be in defaults/main.yml. Templated defaults ("{{ ... }}") are compared as
-keys only. The preflight entry point (run by playbooks/preflight.yml) must share main's spec.
+keys only. The preflight entry point (run by playbooks/preflight.yml) must share main's spec; any other
+entry point (a shared task file another role includes) must specify its options exactly as main does.
 """
 from __future__ import annotations
 
@@ -25,6 +26,15 @@ def check_role(role: Path) -> list[str]:
     errors = []
     if specs.get("preflight") != specs["main"]:
         errors.append(f"{role.name}: the preflight entry point must share the main spec (preflight: *spec)")
+    # Further entry points (shared tasks other roles include) document a subset of the role's inputs, as main does.
+    for entry, spec in sorted(specs.items()):
+        if entry in ("main", "preflight"):
+            continue
+        if not spec.get("short_description"):
+            errors.append(f"{role.name}: entry point {entry} has no short_description")
+        for key, option in sorted((spec.get("options") or {}).items()):
+            if options.get(key) != option:
+                errors.append(f"{role.name}: entry point {entry} option {key} differs from the main spec's")
     for key in sorted(set(defaults) - set(options)):
         errors.append(f"{role.name}: {key} is in defaults/main.yml but not in argument_specs")
     for key in sorted(set(options) - set(defaults)):

@@ -11,8 +11,15 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 sys.path.insert(0, str(ROOT / "scripts"))
+# The plugins that import each other do so as the collection's modules (ansible_collections.eagle3.trn2...):
+# the checkout is linked where ansible.cfg looks for it, as scripts/env.sh links it.
+COLLECTIONS = ROOT / ".ansible" / "collections"
+if not (COLLECTIONS / "ansible_collections" / "eagle3" / "trn2").exists():
+    (COLLECTIONS / "ansible_collections" / "eagle3").mkdir(parents=True, exist_ok=True)
+    (COLLECTIONS / "ansible_collections" / "eagle3" / "trn2").symlink_to(ROOT)
+sys.path.insert(0, str(COLLECTIONS))
 
-from eagle3 import load_run  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""ec2_capacity_target (roles/provision/library): the capacity reservation / Capacity Block logic.
+"""ec2_capacity_target (plugins/modules): the capacity reservation / Capacity Block logic.
 
 moto does not implement DescribeCapacityReservations, so the EC2 calls are checked with botocore's
 Stubber, which validates every request and response against the EC2 API model.
@@ -15,7 +15,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = importlib.util.spec_from_file_location("ec2_capacity_target", ROOT / "roles/provision/library/ec2_capacity_target.py")
+SPEC = importlib.util.spec_from_file_location("ec2_capacity_target", ROOT / "plugins/modules/ec2_capacity_target.py")
 module = importlib.util.module_from_spec(SPEC)
 sys.modules["ec2_capacity_target"] = module
 SPEC.loader.exec_module(module)

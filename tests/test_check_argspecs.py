@@ -40,3 +40,11 @@ def test_preflight_entry_point_must_share_the_spec(tmp_path):
     alone = SPEC.replace("  preflight: *spec\n", "")
     errors = check_role(make_role(tmp_path, "r_a: 1\n", alone))
     assert errors == ["r: the preflight entry point must share the main spec (preflight: *spec)"]
+
+
+def test_shared_entry_point_must_specify_options_as_main_does(tmp_path):
+    shared = SPEC + "  shared:\n    short_description: s\n    options:\n      r_a: {type: int, default: 2, description: a}\n"
+    errors = check_role(make_role(tmp_path, "r_a: 1\n", shared))
+    assert errors == ["r: entry point shared option r_a differs from the main spec's"]
+    same = SPEC + "  shared:\n    short_description: s\n    options:\n      r_a: {type: int, default: 1, description: a}\n"
+    assert check_role(make_role(tmp_path / "ok", "r_a: 1\n", same)) == []

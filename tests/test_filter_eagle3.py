@@ -1,9 +1,10 @@
-"""Tests of plugins/filter/eagle3.py on results from real rehearsal runs."""
+"""Tests of plugins/filter/compare.py and profiles.py on results from real rehearsal runs."""
 from __future__ import annotations
 
 import pytest
 
-from eagle3 import eagle3_compare, eagle3_profiles, eagle3_table
+from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_table
+from ansible_collections.eagle3.trn2.plugins.filter.profiles import eagle3_profile_files, eagle3_profiles
 
 
 def test_one_k_is_the_tutorials_plain_run():
@@ -30,6 +31,18 @@ def test_bad_k_is_refused_by_name(bad):
 def test_k_from_the_command_line_is_parsed(given, names):
     # ansible-playbook -e eagle3_num_speculative_tokens=2,3,4 passes a string.
     assert [p["name"] for p in eagle3_profiles(given, "d")] == names
+
+
+def test_each_profile_carries_its_unit_and_config_names():
+    files = eagle3_profile_files(eagle3_profiles([2, 3], "d"))
+    assert [(p["name"], p["unit"], p["config"]) for p in files] == [
+        ("baseline", "vllm-baseline.service", "baseline.yaml"),
+        ("eagle3-k2", "vllm-eagle3-k2.service", "eagle3-k2.yaml"),
+        ("eagle3-k3", "vllm-eagle3-k3.service", "eagle3-k3.yaml")]
+    assert files[1]["speculative_config"]["num_speculative_tokens"] == 2
+    # Names a profile already carries are kept.
+    assert eagle3_profile_files([{"name": "a", "unit": "u.service", "config": "c.yaml"}]) == [
+        {"name": "a", "unit": "u.service", "config": "c.yaml"}]
 
 
 def test_compare_puts_baseline_first_with_ratios(agree_run):

@@ -39,3 +39,13 @@ def test_host_inputs_are_checked_before_the_fleet_exists():
     assert rc != 0
     assert "eagle3_tensor_parallel_size) must divide the host's 64 logical NeuronCores (got 3)" in out
     assert "Provision the hosts" not in out
+
+
+def test_refusal_names_only_the_variable_it_is_about():
+    # vllm_bench_dataset_path contains vllm_bench_dataset: the refusal names the first only (as a whole token),
+    # so the setting behind the second (eagle3_bench_dataset) is not blamed.
+    rc, out = site({**OPERATOR, "vllm_bench_dataset_path": "data/sonnet.txt"})
+    assert rc != 0
+    assert ('Refused before any change: vllm_bench_dataset_path must be an absolute path on the host (got "data/sonnet.txt"). '
+            "(vllm_bench_dataset_path is set from eagle3_dataset_path)") in out
+    assert "eagle3_bench_dataset" not in out

@@ -6,8 +6,10 @@ import json
 import pytest
 
 from conftest import RUNS
-from eagle3 import (eagle3_compare, eagle3_fleet, eagle3_gates, eagle3_parity, eagle3_report, eagle3_shown, eagle3_sweep,
-                    load_run)
+from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_fleet, eagle3_parity, eagle3_sweep
+from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gate_settings, eagle3_gates, eagle3_shown
+from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run, read_run
 
 REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
 # The reference of the fixture runs' pair and workload (tests/fixtures/README.md).
@@ -15,7 +17,7 @@ REFERENCE = json.loads((RUNS.parent / "references/rehearsal-fixture-pair.json").
 
 
 def test_agreeing_run_passes_every_gate():
-    report = eagle3_report(str(RUNS / "agree"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE, run_id="agree")
+    report = eagle3_report(read_run(RUNS / "agree"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE, run_id="agree")
     verdict = report["verdict"]
     assert verdict["ok"], report["lines"]
     gates = {(g["gate"], g["profile"]): g for g in report["summary"]["gates"]}
@@ -26,7 +28,7 @@ def test_agreeing_run_passes_every_gate():
 
 
 def test_random_draft_fails_the_acceptance_gate_with_the_tutorials_advice():
-    report = eagle3_report(str(RUNS / "random"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
+    report = eagle3_report(read_run(RUNS / "random"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
     failing = [g for g in report["verdict"]["failing"] if g["gate"] == "acceptance"]
     assert not report["verdict"]["ok"]
     assert failing and failing[0]["value"] < 30
@@ -35,13 +37,13 @@ def test_random_draft_fails_the_acceptance_gate_with_the_tutorials_advice():
 
 def test_acceptance_gate_can_be_informational():
     gates = dict(REHEARSAL_GATES, acceptance={"enforce": False}, speedup={"enforce": False})
-    report = eagle3_report(str(RUNS / "random"), ["rehearsal-1"], gates, REFERENCE)
+    report = eagle3_report(read_run(RUNS / "random"), ["rehearsal-1"], gates, REFERENCE)
     assert report["verdict"]["ok"], report["lines"]
     assert any(g["gate"] == "acceptance" for g in report["verdict"]["informational"])
 
 
 def test_failed_run_lists_the_host_with_the_reason():
-    report = eagle3_report(str(RUNS / "failed"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
+    report = eagle3_report(read_run(RUNS / "failed"), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
     assert not report["verdict"]["ok"]
     reason = report["verdict"]["failed_hosts"]["rehearsal-1"]
     assert "baseline" in reason
@@ -49,7 +51,7 @@ def test_failed_run_lists_the_host_with_the_reason():
 
 
 def test_host_without_results_is_failed():
-    report = eagle3_report(str(RUNS / "agree"), ["rehearsal-1", "rehearsal-2"], REHEARSAL_GATES, REFERENCE)
+    report = eagle3_report(read_run(RUNS / "agree"), ["rehearsal-1", "rehearsal-2"], REHEARSAL_GATES, REFERENCE)
     assert report["verdict"]["failed_hosts"] == {
         "rehearsal-2": "no results fetched (host failed before benchmarking or was unreachable)"}
 
@@ -84,7 +86,7 @@ def test_parity_failure_fails_the_verdict(run_copy):
     run = run_copy(**{"rehearsal-1": "agree/rehearsal-1"})
     random_eagle3 = RUNS / "random" / "rehearsal-1" / "eagle3.completions.json"
     (run / "rehearsal-1" / "eagle3.completions.json").write_text(random_eagle3.read_text())
-    report = eagle3_report(str(run), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
+    report = eagle3_report(read_run(run), ["rehearsal-1"], REHEARSAL_GATES, REFERENCE)
     assert [g["gate"] for g in report["verdict"]["failing"]] == ["parity"] * len(report["verdict"]["failing"])
     assert not report["verdict"]["ok"]
 
@@ -95,7 +97,7 @@ def test_fleet_flags_a_slow_host(run_copy):
     data = json.loads(slow.read_text())
     data["output_throughput"] *= 0.5  # a host at half the fleet's throughput
     slow.write_text(json.dumps(data))
-    report = eagle3_report(str(run), ["host-a", "host-b", "host-c"], REHEARSAL_GATES, REFERENCE)
+    report = eagle3_report(read_run(run), ["host-a", "host-b", "host-c"], REHEARSAL_GATES, REFERENCE)
     fleet = report["summary"]["fleet"]["eagle3"]
     assert fleet["hosts"] == 3
     assert [o["host"] for o in fleet["outliers"]] == ["host-c"]
@@ -188,3 +190,24 @@ def test_parity_names_the_first_divergence():
     # A completion cut short diverges where it ends.
     short = eagle3_parity({"baseline": want, "eagle3": {"prompts": ["p"], "completions": ["Thou yet"]}})
     assert "from character 8 of 30" in short[0]["message"]
+
+
+def test_gate_settings_are_the_defaults_with_per_gate_overrides():
+    settings = eagle3_gate_settings({"reference": {"enforce": False}, "unknown": {"enforce": True}})
+    assert settings == {"parity": {"enforce": True}, "acceptance": {"enforce": True, "min_rate": 30.0},
+                        "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": False, "tolerance": 0.10}}
+    # The role's default (no overrides) enforces every gate, the reference too.
+    assert all(gate["enforce"] for gate in eagle3_gate_settings({}).values())
+
+
+def test_the_run_lookup_reads_hosts_and_run_json(tmp_path):
+    assert read_run(tmp_path / "no-such-run") == {"hosts": {}, "run_json": {"exists": False, "data": None, "why": None}}
+    run = read_run(RUNS / "agree")
+    assert set(run["hosts"]) == {"rehearsal-1"} and set(run["hosts"]["rehearsal-1"]["results"]) == {"baseline", "eagle3"}
+    (tmp_path / "run.json").write_text('{"hosts": ["a"]}')
+    assert read_run(tmp_path)["run_json"] == {"exists": True, "data": {"hosts": ["a"]}, "why": None}
+    (tmp_path / "run.json").write_text("")
+    assert read_run(tmp_path)["run_json"]["why"] == "empty file"
+    # As Ansible runs it: one result per run directory.
+    from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import LookupModule
+    assert LookupModule().run([str(RUNS / "agree")])[0]["hosts"]["rehearsal-1"]["manifest"]["run_id"]

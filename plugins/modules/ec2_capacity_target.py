@@ -29,7 +29,7 @@ author: eagle3 project
 
 EXAMPLES = r"""
 - name: Launch into a Capacity Block
-  ec2_capacity_target:
+  eagle3.trn2.ec2_capacity_target:
     reservation_id: cr-0123456789abcdef0
     instance_type: trn2.48xlarge
     count: 2

@@ -17,7 +17,7 @@ author: eagle3 project
 
 EXAMPLES = r"""
 - name: Refuse a region without trn2
-  ec2_instance_type_offering:
+  eagle3.trn2.ec2_instance_type_offering:
     instance_type: trn2.48xlarge
     region: us-east-2
   register: offering

@@ -1,0 +1,235 @@
+"""Filters comparing `vllm bench serve` results: per-profile rows against the baseline, the text table,
+greedy-completion parity, the k-sweep recommendation and the fleet aggregate.
+
+Pure functions over plain dicts/lists, tested with pytest (tests/) on result JSON from real rehearsal runs.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+
+DOCUMENTATION = r"""
+  name: compare
+  short_description: EAGLE3 benchmark comparison (rows, table, parity, sweep, fleet)
+  description:
+    - C(eagle3_compare) compares each profile's bench result with the baseline's.
+    - C(eagle3_table) formats a comparison as text lines.
+    - C(eagle3_parity) lists greedy completions that differ from the baseline's.
+    - C(eagle3_sweep) recommends the fastest speculative profile that passes every enforced gate.
+    - C(eagle3_fleet) aggregates hosts per profile (median/min/max) and flags outliers.
+"""
+
+
+BASELINE = "baseline"
+
+
+METRICS = ("output_throughput", "median_tpot_ms", "median_ttft_ms")
+
+
+SPEC_KEYS = (
+    "spec_decode_acceptance_rate",
+    "spec_decode_acceptance_length",
+    "spec_decode_num_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_per_position_acceptance_rates",
+)
+
+
+ROW_KEYS = ("completed", "failed", "num_prompts", "total_output_tokens", "p99_ttft_ms", "p99_tpot_ms")
+
+
+def _ratio(new: float | None, old: float | None) -> float | None:
+    if new is None or old in (None, 0):
+        return None
+    return new / old
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _first_ms(data: dict[str, Any], key: str) -> float | None:
+    """First request's value of a per-request list in seconds (kept with --save-detailed), in ms."""
+    values = data.get(key)
+    if isinstance(values, list) and values and _is_number(values[0]):
+        return 1000.0 * values[0]
+    return None
+
+
+def eagle3_compare(results: dict[str, dict[str, Any]], baseline: str = BASELINE,
+                   price: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per profile (baseline first): the tutorial's metrics and the ratios to baseline.
+
+    speedup = output_throughput / baseline's; tpot_ratio = median_tpot_ms / baseline's.
+    Acceptance rate is in percent (as vllm bench writes it); per-position rates are fractions.
+    With price {"usd_per_hour": ...}: cost_per_1m = USD per 1M output tokens at the measured
+    throughput, saving = 1 - cost / baseline's cost.
+    """
+    base = results.get(baseline, {})
+    hourly = (price or {}).get("usd_per_hour")
+    rows = []
+    for name in sorted(results, key=lambda n: (n != baseline, n)):
+        data = results[name]
+        row: dict[str, Any] = {"profile": name}
+        for key in METRICS + ROW_KEYS:
+            row[key] = data.get(key)
+        for key in SPEC_KEYS:
+            row[key.replace("spec_decode_", "")] = data.get(key)
+        row["per_position_acceptance_pct"] = [100.0 * r for r in row["per_position_acceptance_rates"] or []
+                                              if _is_number(r)]
+        row["first_ttft_ms"] = _first_ms(data, "ttfts")
+        row["first_latency_ms"] = _first_ms(data, "latencies")
+        row["speedup"] = _ratio(data.get("output_throughput"), base.get("output_throughput"))
+        row["tpot_ratio"] = _ratio(data.get("median_tpot_ms"), base.get("median_tpot_ms"))
+        throughput = data.get("output_throughput")
+        row["cost_per_1m"] = (float(hourly) / (throughput * 3600) * 1e6
+                              if _is_number(hourly) and _is_number(throughput) and throughput > 0 else None)
+        rows.append(row)
+    base_cost = rows[0]["cost_per_1m"] if rows and rows[0]["profile"] == baseline else None
+    for row in rows:
+        row["saving"] = (1 - row["cost_per_1m"] / base_cost
+                         if row["cost_per_1m"] is not None and base_cost and row["profile"] != baseline else None)
+    return rows
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def eagle3_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Fixed-width text table of eagle3_compare rows."""
+    header = (f"{'profile':<14}{'out tok/s':>11}{'TPOT ms':>9}{'p99':>8}{'TTFT ms':>9}{'p99':>8}"
+              f"{'speedup':>9}{'accept %':>10}{'length':>8}")
+    lines = [header]
+    for row in rows:
+        lines.append(
+            f"{row['profile']:<14}{_fmt(row['output_throughput'], '.1f'):>11}"
+            f"{_fmt(row['median_tpot_ms'], '.2f'):>9}{_fmt(row.get('p99_tpot_ms'), '.2f'):>8}"
+            f"{_fmt(row['median_ttft_ms'], '.2f'):>9}{_fmt(row.get('p99_ttft_ms'), '.2f'):>8}"
+            f"{_fmt(row['speedup'], '.2f'):>9}{_fmt(row['acceptance_rate'], '.1f'):>10}"
+            f"{_fmt(row['acceptance_length'], '.2f'):>8}"
+        )
+    return lines
+
+
+def eagle3_parity(completions: dict[str, dict[str, Any]], baseline: str = BASELINE,
+                  profiles: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Problems with the greedy completions of every other profile against the baseline's, prompt by prompt.
+
+    `completions` maps profile -> {"prompts": [...], "completions": [...]} (the *.completions.json
+    files). Speculative decoding is lossless: at temperature 0 the text must be identical. Missing
+    evidence is a problem too: no baseline completions, none kept at all, or none for a profile in
+    `profiles` (the speculative profiles that have results).
+    """
+    def problem(profile: str, message: str, prompt: Any = None, expected: Any = None, got: Any = None) -> dict:
+        return {"profile": profile, "prompt": prompt, "baseline": expected, "got": got, "message": message}
+
+    want = completions.get(baseline)
+    if not want or not want.get("prompts"):
+        return [problem(baseline, f"no greedy completions kept from the {baseline} profile to compare with")]
+    problems = []
+    names = sorted(set(profiles or []) | set(completions))
+    for name in names:
+        if name == baseline:
+            continue
+        got = completions.get(name)
+        if not got or not got.get("completions"):
+            problems.append(problem(name, f"{name}: no greedy completions kept to compare with {baseline}'s"))
+            continue
+        if got.get("prompts") != want["prompts"]:
+            problems.append(problem(name, f"{name}: greedy completions were kept for other prompts than {baseline}'s"))
+            continue
+        for i, prompt in enumerate(want["prompts"]):
+            expected = want["completions"][i] if i < len(want["completions"]) else None
+            actual = got["completions"][i] if i < len(got["completions"]) else None
+            if actual != expected or expected is None:
+                where = ""
+                if isinstance(expected, str) and isinstance(actual, str):
+                    # The first divergence: a lossless decoder never diverges; where it does, say where.
+                    at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+                    where = f" from character {at} of {len(expected)} (identical before: {expected[max(0, at - 24):at]!r})"
+                problems.append(problem(
+                    name, f"{name}: greedy output differs from {baseline} for prompt {prompt!r}{where}: "
+                          f"expected {expected!r}, got {actual!r}", prompt, expected, actual))
+    return problems
+
+
+def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
+                 failing: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The tutorial's rule: recommend the highest output_throughput, not the highest acceptance.
+
+    Only a profile that passes every enforced gate (`failing` maps a profile to its failures) is
+    recommended; when none does, `winner` is None and `why` says what each one failed.
+    """
+    failing = failing or {}
+    spec = [r for r in rows if r["profile"] != baseline and r.get("output_throughput") is not None]
+    passing = [r for r in spec if not failing.get(r["profile"])]
+    rejected = {r["profile"]: failing[r["profile"]] for r in spec if failing.get(r["profile"])}
+    accepted = [r for r in passing if r.get("acceptance_rate") is not None]
+    # Among equal acceptance rates prefer the faster profile: "differs" then means a real trade-off.
+    best = max(accepted, key=lambda r: (r["acceptance_rate"], r["output_throughput"])) if accepted else None
+    sweep: dict[str, Any] = {"winner": None, "winner_output_throughput": None, "winner_speedup": None,
+                             "best_acceptance": best["profile"] if best else None,
+                             "best_acceptance_rate": best["acceptance_rate"] if best else None,
+                             "differs": False, "profiles": len(spec), "rejected": rejected, "why": None}
+    if not spec:
+        sweep["why"] = "no speculative profile has results"
+    elif not passing:
+        sweep["why"] = "no speculative profile passes every enforced gate: " + "; ".join(
+            f"{name}: {reasons[0]}" for name, reasons in sorted(rejected.items()))
+    else:
+        winner = max(passing, key=lambda r: r["output_throughput"])
+        sweep.update(winner=winner["profile"], winner_output_throughput=winner["output_throughput"],
+                     winner_speedup=winner.get("speedup"),
+                     differs=best is not None and best["profile"] != winner["profile"])
+    return sweep
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def eagle3_fleet(hosts: dict[str, list[dict[str, Any]]], outlier_tolerance: float = 0.10) -> dict[str, Any]:
+    """Per profile across hosts: median/min/max of the tutorial's metrics, and outlier hosts.
+
+    A host is an outlier for a profile when its output_throughput is more than `outlier_tolerance`
+    (a fraction) below the median of the *other* hosts of that profile: with two hosts, the slower
+    one is measured against the faster one (a fleet median would include the slow host itself).
+    """
+    by_profile: dict[str, dict[str, dict[str, Any]]] = {}
+    for host, rows in hosts.items():
+        for row in rows:
+            by_profile.setdefault(row["profile"], {})[host] = row
+    profiles = {}
+    for profile, per_host in sorted(by_profile.items(), key=lambda kv: (kv[0] != BASELINE, kv[0])):
+        stats: dict[str, Any] = {"hosts": len(per_host)}
+        for metric in METRICS + ("p99_ttft_ms", "p99_tpot_ms", "speedup", "acceptance_rate", "acceptance_length",
+                                 "cost_per_1m", "saving"):
+            values = [r[metric] for r in per_host.values() if r.get(metric) is not None]
+            stats[metric] = ({"median": _median(values), "min": min(values), "max": max(values)}
+                             if values else None)
+        outliers = []
+        for host, row in sorted(per_host.items()):
+            value = row.get("output_throughput")
+            others = [r["output_throughput"] for h, r in per_host.items()
+                      if h != host and r.get("output_throughput") is not None]
+            if value is None or not others:
+                continue
+            reference = _median(others)
+            if reference > 0 and value < reference * (1 - outlier_tolerance):
+                outliers.append({"host": host, "output_throughput": value, "others_median": reference,
+                                 "below_median": 1 - value / reference})
+        stats["outliers"] = outliers
+        profiles[profile] = stats
+    return profiles
+
+
+class FilterModule:
+    """Ansible entry point."""
+
+    def filters(self) -> dict[str, Any]:
+        return {"eagle3_compare": eagle3_compare, "eagle3_table": eagle3_table, "eagle3_parity": eagle3_parity,
+                "eagle3_sweep": eagle3_sweep, "eagle3_fleet": eagle3_fleet}

@@ -1,0 +1,188 @@
+"""Filters for the report of one run: everything it needs from the run's data (read by the eagle3_run lookup),
+and the helpers the report templates use for their charts.
+
+Pure: the run's files are read by plugins/lookup/eagle3_run.py, never here.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, _is_number, eagle3_compare, eagle3_fleet,
+                                                                     eagle3_parity, eagle3_sweep)
+from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gates, eagle3_verdict
+
+
+DOCUMENTATION = r"""
+  name: report
+  short_description: EAGLE3 run report and chart helpers
+  description:
+    - C(eagle3_report) compares, checks parity, aggregates and gates one run, given its data
+      (C(query('eagle3.trn2.eagle3_run', run_dir) | first)).
+    - C(eagle3_chart_item), C(eagle3_position_items) and C(eagle3_spread_item) shape rows for the report's charts.
+"""
+
+
+def _expected_hosts(run_json: dict[str, Any], hosts: list[str] | None) -> tuple[list[str], str, list[str]]:
+    """The run's own host list (run.json, written when the run started) or else the given one."""
+    if run_json.get("exists"):
+        data, why = run_json.get("data"), run_json.get("why")
+        listed = (data or {}).get("hosts")
+        if why is None and isinstance(listed, list) and listed and all(isinstance(h, str) for h in listed):
+            return sorted(listed), "run.json (written when the run started)", []
+        problem = [f"run.json: {why or 'no host list'}; using bench_report_hosts"]
+    else:
+        problem = []
+    return sorted(hosts or []), "bench_report_hosts (no run.json)", problem
+
+
+def _host_problems(entry: dict[str, Any] | None, baseline: str) -> list[str]:
+    if entry is None:
+        return ["no results fetched (host failed before benchmarking or was unreachable)"]
+    problems = [f"unusable file {b['file']}: {b['reason']}" for b in entry["bad_files"]]
+    if entry["failure"]:
+        f = entry["failure"]
+        problems.insert(0, f"profile {f.get('profile')} failed at \"{f.get('task')}\": {f.get('reason')}")
+    elif not entry["results"] and not problems:
+        problems.append("no results fetched (host failed before benchmarking or was unreachable)")
+    if entry["results"] and baseline not in entry["results"]:
+        problems.append(f"no {baseline} result")
+    if entry["results"] and not [p for p in entry["results"] if p != baseline]:
+        problems.append("no speculative profile result")
+    return problems
+
+
+def _sweep_line(host: str, sweep: dict[str, Any]) -> str:
+    if not sweep["winner"]:
+        return f"{host}: no profile recommended, {sweep['why']}"
+    line = (f"{host}: recommended {sweep['winner']}, the fastest profile passing every enforced gate "
+            f"({sweep['winner_output_throughput']:.1f} tok/s")
+    line += f", {sweep['winner_speedup']:.2f}x)" if sweep.get("winner_speedup") is not None else ")"
+    if sweep["differs"]:
+        line += (f"; best acceptance is {sweep['best_acceptance']} ({sweep['best_acceptance_rate']:.1f} %): "
+                 "pick by throughput, as the tutorial advises")
+    return line
+
+
+WARMUP_RATIO = 3.0
+
+
+def _warmup_lines(rows: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """A p99 TTFT far above the median (or a slow first request) says the first requests ran cold."""
+    lines = []
+    for host, host_rows in sorted(rows.items()):
+        for r in host_rows:
+            median, p99, first = r.get("median_ttft_ms"), r.get("p99_ttft_ms"), r.get("first_ttft_ms")
+            if not median:
+                continue
+            worst = max(v for v in (p99, first) if v is not None) if (p99 or first) else None
+            if worst is not None and worst > WARMUP_RATIO * median:
+                lines.append(f"WARM-UP {host} {r['profile']}: {'first request' if worst == first else 'p99'} TTFT "
+                             f"{worst:.1f} ms is {worst / median:.1f}x the median {median:.1f} ms: the first requests "
+                             "may have run cold; compare speedups with care (vllm bench serve --num-warmups)")
+    return lines
+
+
+def _price(price: dict[str, Any] | None) -> dict[str, Any]:
+    price = dict(price or {})
+    hourly = price.get("usd_per_hour")
+    price["set"] = _is_number(hourly) and hourly > 0
+    price["text"] = (f"{price.get('instance_type') or 'instance'} at {hourly} USD/hour "
+                     f"({price.get('source') or 'no source given'}, {price.get('date') or 'no date given'})"
+                     if price["set"] else "no price set (bench_report_instance_price.usd_per_hour)")
+    return price
+
+
+def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: dict[str, Any] | None = None,
+                  reference: dict[str, Any] | None = None, baseline: str = BASELINE,
+                  outlier_tolerance: float = 0.10, run_id: str | None = None,
+                  price: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the report needs for one run: per-host comparison, parity, sweep, fleet, gates, verdict.
+
+    `run` is the run's data as the eagle3_run lookup reads it ({hosts, run_json}).
+
+    Never raises on a bad result file: it is listed and its host fails. OK needs evidence: an
+    expected host list (the run's run.json, else `hosts`), a baseline and a speculative profile from
+    every expected host, and every enforced gate evaluated on real data.
+    """
+    loaded = run["hosts"]
+    expected, source, reasons = _expected_hosts(run["run_json"], hosts)
+    price = _price(price)
+    if not expected:
+        reasons.append("no expected hosts: the run has no run.json and bench_report_hosts is empty "
+                       "(an empty inventory after teardown reports nothing)")
+    failed = {h: "; ".join(p) for h in expected if (p := _host_problems(loaded.get(h), baseline))}
+    usable = [h for h in expected if h in loaded and loaded[h]["results"]]
+    rows = {h: eagle3_compare(loaded[h]["results"], baseline, price) for h in usable}
+    judged = [h for h in usable if h not in failed]
+    parity = {h: eagle3_parity(loaded[h]["completions"], baseline, [p for p in loaded[h]["results"] if p != baseline])
+              for h in judged}
+    gate_results = eagle3_gates({h: rows[h] for h in judged}, gates, reference, parity, baseline,
+                                {h: loaded[h]["results"] for h in judged},
+                                {h: loaded[h]["manifest"] for h in judged})
+    verdict = eagle3_verdict(gate_results, failed, reasons)
+    failing: dict[str, dict[str, list[str]]] = {}
+    for g in verdict["failing"]:
+        failing.setdefault(g["host"], {}).setdefault(g["profile"] or "*", []).append(f"[{g['gate']}] {g['message']}")
+    sweep = {}
+    for h in judged:
+        host_failing = failing.get(h, {})
+        everywhere = host_failing.get("*", []) + host_failing.get(baseline, [])
+        sweep[h] = eagle3_sweep(rows[h], baseline, {r["profile"]: everywhere + host_failing.get(r["profile"], [])
+                                                    for r in rows[h]})
+    verdict["run_id"] = run_id
+    verdict["hosts_expected"] = expected
+    verdict["hosts_source"] = source
+    summary = {
+        "run_id": run_id, "hosts": rows, "fleet": eagle3_fleet(rows, outlier_tolerance),
+        "sweep": sweep, "parity": parity, "failed_hosts": failed, "hosts_expected": expected,
+        "hosts_source": source, "missing_hosts": [h for h in expected if h not in rows],
+        "unexpected_hosts": sorted(h for h in loaded if h not in expected),
+        "bad_files": [b for h in sorted(loaded) for b in loaded[h]["bad_files"]],
+        "manifests": {h: e["manifest"] for h, e in loaded.items() if e["manifest"] and h in expected},
+        "reference": reference, "gates": gate_results, "price": price,
+    }
+    lines = [f"verdict: {'OK' if verdict['ok'] else 'FAILED'} ({len(gate_results)} gate checks, "
+             f"{len(expected)} expected host(s) from {source})"]
+    lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
+    lines += [_sweep_line(h, s) for h, s in sorted(sweep.items()) if s["profiles"] > 1]
+    lines += [f"FAIL [{g['gate']}] {g['host']}: {g['message']}" for g in verdict["failing"]]
+    lines += [f"info [{g['gate']}] {g['host']}: {g['message']}" for g in verdict["informational"]]
+    lines += [f"FAILED HOST {h}: {why}" for h, why in sorted(failed.items())]
+    lines += [f"IGNORED {h}: results directory of a host not in the run's host list" for h in summary["unexpected_hosts"]]
+    for profile, stats in summary["fleet"].items():
+        lines += [f"OUTLIER {o['host']} ({profile}): {o['output_throughput']:.1f} tok/s, "
+                  f"{o['below_median']:.0%} below the other hosts' median {o['others_median']:.1f}"
+                  for o in stats["outliers"]]
+    lines += _warmup_lines(rows)
+    lines.append(f"cost: {price['text']}")
+    return {"summary": summary, "verdict": verdict, "lines": lines}
+
+
+def eagle3_chart_item(pair: tuple[dict[str, Any], dict[str, Any]], metric: str) -> list[Any]:
+    """(host item, row) from `dict2items | subelements('value')` -> ["host profile", value]."""
+    host, row = pair
+    return [f"{host['key']} {row['profile']}", row.get(metric)]
+
+
+def eagle3_position_items(pair: tuple[dict[str, Any], dict[str, Any]]) -> list[list[Any]]:
+    """Acceptance per draft position, in percent, for a speculative row; [] for the baseline."""
+    host, row = pair
+    rates = row.get("per_position_acceptance_rates") or []
+    return [[f"{host['key']} {row['profile']} pos {i}", 100.0 * rate] for i, rate in enumerate(rates)]
+
+
+def eagle3_spread_item(pair: tuple[dict[str, Any], dict[str, Any]], fleet: dict[str, Any]) -> list[Any]:
+    """Throughput of a host relative to the fleet median of the same profile."""
+    host, row = pair
+    stats = (fleet.get(row["profile"]) or {}).get("output_throughput")
+    value = row.get("output_throughput")
+    ratio = value / stats["median"] if stats and value is not None and stats["median"] else None
+    return [f"{host['key']} {row['profile']}", ratio]
+
+
+class FilterModule:
+    """Ansible entry point."""
+
+    def filters(self) -> dict[str, Any]:
+        return {"eagle3_report": eagle3_report, "eagle3_chart_item": eagle3_chart_item,
+                "eagle3_position_items": eagle3_position_items, "eagle3_spread_item": eagle3_spread_item}

@@ -1,0 +1,130 @@
+"""Lookup reading one run directory on the controller, as the vllm_bench role fetched it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ansible.plugins.lookup import LookupBase
+from ansible_collections.eagle3.trn2.plugins.filter.compare import _is_number
+
+
+DOCUMENTATION = r"""
+  name: eagle3_run
+  short_description: Read a run directory of EAGLE3 benchmark results
+  description:
+    - Reads C(<run_dir>/<host>/*.json) (results, completions, manifest, failure) and C(<run_dir>/run.json).
+    - Never fails on a bad file; it is listed with the reason in the host's C(bad_files).
+  options:
+    _terms:
+      description: Run directories.
+      required: true
+"""
+
+
+EXAMPLES = r"""
+- name: Report a run
+  ansible.builtin.set_fact:
+    report: "{{ query('eagle3.trn2.eagle3_run', results_dir ~ '/' ~ run_id) | first | eagle3.trn2.eagle3_report(hosts) }}"
+"""
+
+
+RETURN = r"""
+  _raw:
+    description:
+      - "One per run directory: C(hosts) (per host its C(results), C(completions), C(manifest), C(failure) and
+        C(bad_files)) and C(run_json) (C(exists), C(data), C(why)); C(hosts) is empty when the directory does not exist."
+    type: list
+    elements: dict
+"""
+
+
+MANIFEST_KEYS = ("run_id", "started", "finished", "project_revision", "deployed", "instance", "parameters", "sha256")
+
+
+# A file is a `vllm bench serve` result only with these numeric keys.
+RESULT_KEYS = ("completed", "failed", "num_prompts", "total_output_tokens", "output_throughput",
+               "median_tpot_ms", "median_ttft_ms")
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    """(data, None) or (None, why the file is unusable)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"unreadable ({exc.strerror if isinstance(exc, OSError) else exc})"
+    if not text.strip():
+        return None, "empty file"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return None, f"truncated or invalid JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, f"a JSON {type(data).__name__}, not an object"
+    return data, None
+
+
+def _foreign(kind: str, data: dict[str, Any]) -> str | None:
+    """Why a JSON object is not what its file name says, or None."""
+    if kind == "result":
+        bad = [k for k in RESULT_KEYS if not _is_number(data.get(k))]
+        return (f"not a vllm bench serve result (no numeric {', '.join(bad)})" if bad else None)
+    if kind == "completions":
+        if not isinstance(data.get("prompts"), list) or not isinstance(data.get("completions"), list):
+            return "not a completions file (no prompts and completions lists)"
+    if kind == "manifest":
+        deployed = data.get("deployed")
+        missing = [k for k in MANIFEST_KEYS if k not in data]
+        missing += [f"deployed.{k}" for k in ("os", "kernel", "python", "pip", "deb")
+                    if not isinstance(deployed, dict) or k not in deployed]
+        missing += [k for k in ("parameters", "sha256") if not isinstance(data.get(k), dict)]
+        return f"not a run manifest (no {', '.join(sorted(set(missing)))})" if missing else None
+    return None
+
+
+def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """Read <run_dir>/<host>/*.json as fetched by the vllm_bench role.
+
+    Per host: results {profile: bench JSON}, completions {profile: ...}, manifest, failure, and
+    bad_files [{"file", "reason"}] for every file that is unreadable, empty, truncated, not an
+    object or not what its name says. A result still being fetched (*.json.part) is not read.
+    """
+    hosts: dict[str, dict[str, Any]] = {}
+    root = Path(run_dir)
+    if not root.is_dir():
+        return hosts
+    for host_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        entry: dict[str, Any] = {"results": {}, "completions": {}, "manifest": None, "failure": None, "bad_files": []}
+        for path in sorted(host_dir.glob("*.json")):
+            if path.name in ("manifest.json", "failure.json"):
+                kind, key = path.stem, None
+            elif path.name.endswith(".completions.json"):
+                kind, key = "completions", path.name[: -len(".completions.json")]
+            else:
+                kind, key = "result", path.stem
+            data, why = _read_json(path)
+            why = why or _foreign(kind, data)
+            if why:
+                entry["bad_files"].append({"file": f"{host_dir.name}/{path.name}", "reason": why})
+            elif kind == "result":
+                entry["results"][key] = data
+            elif kind == "completions":
+                entry["completions"][key] = data
+            else:
+                entry[kind] = data
+        hosts[host_dir.name] = entry
+    return hosts
+
+
+def read_run(run_dir: str | Path) -> dict[str, Any]:
+    """The run's host directories (load_run) and its run.json (the host list written when the run started)."""
+    path = Path(run_dir) / "run.json"
+    data, why = _read_json(path) if path.exists() else (None, None)
+    return {"hosts": load_run(run_dir), "run_json": {"exists": path.exists(), "data": data, "why": why}}
+
+
+class LookupModule(LookupBase):
+    """Ansible entry point."""
+
+    def run(self, terms: list[Any], variables: dict[str, Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+        return [read_run(str(term)) for term in terms]

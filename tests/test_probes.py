@@ -1,0 +1,162 @@
+"""The probes the roles run on the hosts with `python -c` (roles/*/files/): each function on real inputs, and
+each file run exactly as the roles run it."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+from conftest import ROOT
+
+PROBES = ROOT / "roles/vllm_bench/files/probes"
+INSTALL = ROOT / "roles/vllm_install/files"
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_c(path: Path, *args: str) -> str:
+    """As the roles run a probe: its code given to python -c."""
+    return subprocess.run([sys.executable, "-c", path.read_text(), *args], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
+def test_free_space_is_silent_with_room_and_names_the_shortfall(tmp_path):
+    free_space = load(PROBES / "free_space.py")
+    assert free_space.problem("host", str(tmp_path / "not/yet/made"), 0) == ""
+    message = free_space.problem("host", str(tmp_path / "not/yet"), 10**12)
+    assert message.startswith(f"host {tmp_path}/not/yet has ") and message.endswith(" MB free")
+    assert run_c(PROBES / "free_space.py", "controller", str(tmp_path), "0") == "\n"
+
+
+def test_port_probe_finds_a_listener_and_its_process():
+    port_holders = load(PROBES / "port_holders.py")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert port_holders.probe(port)["listening"] is True
+        # Run as the role runs it, from another process (a process cannot list its own fds: the listing's
+        # own fd is gone by the time it is read, so the probe never names itself).
+        seen = json.loads(run_c(PROBES / "port_holders.py", str(port)))
+        assert seen["listening"] and [h["pid"] for h in seen["holders"]] == [os.getpid()]
+    assert port_holders.probe(port) == {"listening": False, "holders": []}
+
+
+def test_port_probe_reports_a_listener_it_cannot_attribute(tmp_path):
+    # A socket in the shared network namespace whose process is in another PID namespace.
+    port_holders = load(PROBES / "port_holders.py")
+    table = tmp_path / "tcp"
+    table.write_text("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                     "   0: 0100007F:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000   999 0 4242 1\n")
+    assert port_holders.listening_inodes(8000, (str(table),)) == {"4242"}
+    assert port_holders.listening_inodes(8001, (str(table),)) == set()
+    (tmp_path / "proc").mkdir()
+    assert port_holders.holders({"4242"}, str(tmp_path / "proc")) == []
+
+
+def test_bench_wait_reports_requests_done(tmp_path):
+    bench_wait = load(PROBES / "bench_wait.py")
+    job, log = tmp_path / "job", tmp_path / "bench.log"
+    log.write_text(" 10%|#         | 5/50 [00:02<00:20]\r 14%|#         | 7/50 [00:03<00:19]\n")
+    waited = bench_wait.wait(str(job), str(log), 0, 0, "eagle3")
+    assert waited["finished"] is False and waited["progress"].startswith("eagle3 benchmark: 7/50 requests, ")
+    job.write_text(json.dumps({"finished": 1, "rc": 0}))
+    assert bench_wait.wait(str(job), str(tmp_path / "no.log"), 5, 0, "b")["finished"] is True
+    assert "b benchmark: warming up" in bench_wait.wait(str(job), str(tmp_path / "no.log"), 5, 0, "b")["progress"]
+    job.write_text("{half")  # being rewritten
+    assert bench_wait.finished(str(job)) is False
+
+
+@pytest.mark.parametrize(("help_form", "full_help", "offered"), [
+    ("--dataset-name {sonnet,random,custom}", "", ["sonnet", "random", "custom"]),
+    ("", "usage: ... --dataset-name {random,custom} ...", ["random", "custom"]),
+    ("", "usage: no such option", None)])
+def test_datasets_probe_reads_the_cli_choices(tmp_path, help_form, full_help, offered):
+    datasets = load(PROBES / "datasets.py")
+    vllm = tmp_path / "vllm"
+    vllm.write_text(f"#!/bin/sh\nif [ \"$3\" = --help=dataset-name ]; then echo '{help_form}'; else echo '{full_help}' >&2; fi\n")
+    vllm.chmod(0o755)
+    assert datasets.offered(str(vllm)) == offered
+    found = json.loads(run_c(PROBES / "datasets.py", str(vllm)))
+    assert found["offered"] == offered and isinstance(found["pandas"], bool)
+
+
+def test_versions_probe(tmp_path):
+    versions = load(PROBES / "versions.py")
+    assert set(versions.pip_versions(["pytest", "no-such-package-eagle3"])) == {"pytest"}
+    os_release = tmp_path / "os-release"
+    os_release.write_text('NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')
+    assert versions.os_name(str(os_release)) == "Debian GNU/Linux 12 (bookworm)"
+    assert versions.deb_versions("no-such-package-eagle3-*") == {}
+    found = json.loads(run_c(PROBES / "versions.py"))
+    assert found["python"] and found["kernel"] and isinstance(found["deb"], dict)
+
+
+class Health(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def health_url():
+    server = HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def fake_systemd(monkeypatch, module, show: str, journal: list[dict]):
+    def run(argv, **kwargs):
+        out = show if argv[0] == "systemctl" else "\n".join(json.dumps(e) for e in journal)
+        return SimpleNamespace(stdout=out, returncode=0)
+    monkeypatch.setattr(module.subprocess, "run", run)
+
+
+def test_health_wait_returns_when_ready_with_the_servers_last_line(monkeypatch, health_url):
+    health_wait = load(PROBES / "health_wait.py")
+    fake_systemd(monkeypatch, health_wait, "ActiveState=active\nSubState=running\nNRestarts=0\nMainPID=7\n",
+                 [{"MESSAGE": "INFO loading", "SYSLOG_IDENTIFIER": "vllm"},
+                  {"MESSAGE": "Started vllm-eagle3.service", "SYSLOG_IDENTIFIER": "systemd"}])
+    state = health_wait.wait("vllm-eagle3.service", health_url, 30, 0, "600")
+    assert state["health"] == 200 and state["MainPID"] == "7"
+    assert state["progress"].startswith("vllm-eagle3.service starting: ") and state["progress"].endswith(
+        "of 600 s, /health 200, last log: INFO loading")
+
+
+def test_health_wait_stops_on_a_failed_unit(monkeypatch):
+    health_wait = load(PROBES / "health_wait.py")
+    fake_systemd(monkeypatch, health_wait, "ActiveState=failed\nSubState=failed\nNRestarts=0\nMainPID=0\n", [])
+    state = health_wait.wait("vllm-baseline.service", "http://127.0.0.1:9", 30, 0, "600")
+    assert state["ActiveState"] == "failed" and state["health"] == "URLError"
+    assert state["progress"].endswith("last log: (none yet)")
+
+
+def test_pip_probe_names_installed_and_missing_packages():
+    pip_probe = load(INSTALL / "pip_probe.py")
+    found = pip_probe.probe(["pytest==0.0", "no-such-package-eagle3"])
+    assert found["packages"]["pytest"] and found["packages"]["no-such-package-eagle3"] is None
+    assert "pytest" in found["summaries"] and found["python"] == "%d.%d" % sys.version_info[:2]
+    assert json.loads(run_c(INSTALL / "pip_probe.py", "pytest"))["packages"]["pytest"] == found["packages"]["pytest"]
+
+
+def test_target_probe():
+    found = json.loads(run_c(INSTALL / "target_probe.py"))
+    assert found["python"] == "%d.%d" % sys.version_info[:2] and found["platform"].startswith("linux")
