@@ -1,8 +1,6 @@
-"""Checks of the controller itself, run by the preflight before any change (playbooks/preflight.yml).
-
-Filters run in the controller's Ansible process, so they can look at the controller's file system
-and at the ansible-playbook command line that started the run.
-"""
+"""Checks of the controller itself, run by the preflight before any change (playbooks/preflight.yml) through
+the lookups eagle3.trn2.dir_problem and eagle3.trn2.cli_secrets: they look at the controller's file system and
+at the ansible-playbook command line that started the run, which is a lookup's job, not a filter's."""
 from __future__ import annotations
 
 import os
@@ -12,14 +10,6 @@ import tempfile
 from typing import Any
 
 import yaml
-
-DOCUMENTATION = r"""
-  name: eagle3_controller
-  short_description: controller-side preflight checks (results directory, secrets on the command line)
-  description:
-    - C(eagle3_dir_problem) says why a directory cannot be created and written on the controller ("" when it can).
-    - C(eagle3_cli_secrets) names the secret variables given a value with -e on the ansible-playbook command line.
-"""
 
 HF_TOKEN = re.compile(r"hf_[A-Za-z0-9]{20,}")
 
@@ -119,13 +109,3 @@ def _playbook_argv() -> list[str]:
             return []
         pid = parent
     return []
-
-
-class FilterModule:
-    """Controller checks."""
-
-    def filters(self) -> dict[str, Any]:
-        return {
-            "eagle3_dir_problem": eagle3_dir_problem,
-            "eagle3_cli_secrets": eagle3_cli_secrets,
-        }
