@@ -1,7 +1,9 @@
 """Shared fixtures: runs fetched from real rehearsal runs (see tests/fixtures/README.md)."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,3 +39,28 @@ def run_copy(tmp_path):
             shutil.copytree(RUNS / src_run / src_host, tmp_path / "run" / host)
         return tmp_path / "run"
     return make
+
+
+def _galaxy(*argv: str, env: dict | None = None) -> None:
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-galaxy"), "collection", *argv], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=dict(os.environ, **(env or {})), stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> Path:
+    """The collection tarball built from this checkout (once per test session)."""
+    import yaml
+
+    out = tmp_path_factory.mktemp("build")
+    _galaxy("build", "--output-path", str(out), str(ROOT))
+    return out / f"eagle3-trn2-{yaml.safe_load((ROOT / 'galaxy.yml').read_text())['version']}.tar.gz"
+
+
+@pytest.fixture(scope="session")
+def installed(built, tmp_path_factory) -> Path:
+    """A collections path holding the tarball installed as an ops team installs it (--no-deps: the pinned
+    ansible package brings the dependencies)."""
+    dest = tmp_path_factory.mktemp("collections")
+    _galaxy("install", "--no-deps", "-p", str(dest), str(built), env={"ANSIBLE_COLLECTIONS_PATH": str(dest)})
+    return dest

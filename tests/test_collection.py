@@ -25,24 +25,6 @@ def run(*argv: str, env: dict | None = None, cwd: Path = ROOT, timeout: int = 30
                           env=dict(os.environ, **(env or {})), stdin=subprocess.DEVNULL)
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("build")
-    proc = run("ansible-galaxy", "collection", "build", "--output-path", str(out), str(ROOT))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    version = yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]
-    return out / f"eagle3-trn2-{version}.tar.gz"
-
-
-@pytest.fixture(scope="module")
-def installed(built, tmp_path_factory) -> Path:
-    dest = tmp_path_factory.mktemp("collections")
-    proc = run("ansible-galaxy", "collection", "install", "--no-deps", "-p", str(dest), str(built),
-               env={"ANSIBLE_COLLECTIONS_PATH": str(dest)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return dest
-
-
 def test_the_archive_holds_the_collection_and_not_the_test_bed(built):
     with tarfile.open(built) as tar:
         names = set(tar.getnames())
