@@ -1,0 +1,124 @@
+"""eagle3.trn2.report_files, the action that writes a run's report on the controller (verdict.json last).
+
+Run through a real ansible-playbook (the action plugin as Ansible loads it), one playbook for all cases.
+What must hold: files written only when their content differs (a rerun is changed=0), modes put right,
+check mode writes nothing, a write that fails half-way leaves verdict.json "in progress" rather than the
+stale OK verdict that was on disk, and bad arguments are refused by name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+STALE = json.dumps({"ok": True, "status": "complete", "run_id": "old"}) + "\n"
+NEW = json.dumps({"ok": False, "status": "complete", "run_id": "r1"}, indent=4) + "\n"
+
+PLAYBOOK = """---
+- name: Exercise report_files
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks:
+    - name: First write
+      eagle3.trn2.report_files: {dir: "{{ base }}/fresh/r1", files: {report.md: "# r1\\n", summary.json: "{}\\n"}, verdict: "{{ new }}", run_id: r1}
+      register: first
+    - name: Same content again
+      eagle3.trn2.report_files: {dir: "{{ base }}/fresh/r1", files: {report.md: "# r1\\n", summary.json: "{}\\n"}, verdict: "{{ new }}", run_id: r1}
+      register: second
+    - name: Check mode over a stale verdict
+      eagle3.trn2.report_files: {dir: "{{ base }}/check", files: {report.md: "# new\\n"}, verdict: "{{ new }}", run_id: r1}
+      check_mode: true
+      diff: true
+      register: checked
+    - name: A file that cannot be written (report.html is a directory) over a stale OK verdict
+      eagle3.trn2.report_files: {dir: "{{ base }}/broken", files: {report.md: "# new\\n", report.html: "<p>new</p>"}, verdict: "{{ new }}", run_id: r1}
+      register: broken
+      ignore_errors: true
+    - name: Mode put right, content unchanged
+      eagle3.trn2.report_files: {dir: "{{ base }}/mode", files: {report.md: "# same\\n"}, verdict: "{{ new }}", run_id: r1}
+      register: moded
+    - name: A file named verdict.json among the files
+      eagle3.trn2.report_files: {dir: "{{ base }}/fresh/r1", files: {verdict.json: "{}"}, verdict: "{{ new }}"}
+      register: named
+      ignore_errors: true
+    - name: A relative directory
+      eagle3.trn2.report_files: {dir: results/r1, files: {}, verdict: "{{ new }}"}
+      register: relative
+      ignore_errors: true
+    - name: Keep what each task returned
+      ansible.builtin.copy:
+        content: "{{ {'first': first, 'second': second, 'checked': checked, 'broken': broken, 'moded': moded,
+                      'named': named, 'relative': relative} | to_json }}"
+        dest: "{{ base }}/returned.json"
+        mode: "0644"
+"""
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> tuple[Path, dict]:
+    base = tmp_path_factory.mktemp("report_files")
+    for name in ("check", "broken", "mode"):
+        (base / name).mkdir()
+        (base / name / "verdict.json").write_text(STALE)
+    (base / "check" / "report.md").write_text("# old\n")
+    (base / "broken" / "report.md").write_text("# old\n")
+    (base / "broken" / "report.html").mkdir()
+    (base / "mode" / "report.md").write_text("# same\n")
+    (base / "mode" / "report.md").chmod(0o600)
+    (base / "mode" / "verdict.json").write_text(NEW)
+    book = base / "play.yml"
+    book.write_text(PLAYBOOK)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(book),
+                           "-e", json.dumps({"base": str(base), "new": NEW})],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return base, json.loads((base / "returned.json").read_text())
+
+
+def test_writes_then_a_rerun_changes_nothing(played):
+    base, returned = played
+    run = base / "fresh" / "r1"
+    assert returned["first"]["changed"] and sorted(returned["first"]["written"]) == ["report.md", "summary.json", "verdict.json"]
+    assert (run / "verdict.json").read_text() == NEW and (run / "report.md").read_text() == "# r1\n"
+    assert oct((run / "report.md").stat().st_mode & 0o777) == "0o644"
+    assert not returned["second"]["changed"] and returned["second"]["written"] == []
+    assert not [p for p in run.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_check_mode_reports_and_writes_nothing(played):
+    base, returned = played
+    assert returned["checked"]["changed"] and sorted(returned["checked"]["written"]) == ["report.md", "verdict.json"]
+    assert (base / "check" / "verdict.json").read_text() == STALE
+    assert (base / "check" / "report.md").read_text() == "# old\n"
+    diffs = {d["after_header"].rsplit("/", 1)[1]: d for d in returned["checked"]["diff"]}
+    assert diffs["report.md"]["before"] == "# old\n" and diffs["report.md"]["after"] == "# new\n"
+
+
+def test_a_failed_write_leaves_in_progress_not_the_stale_ok(played):
+    base, returned = played
+    assert returned["broken"]["failed"]
+    verdict = json.loads((base / "broken" / "verdict.json").read_text())
+    assert verdict == {"ok": False, "status": "in progress", "run_id": "r1"}
+    assert not [p for p in (base / "broken").iterdir() if p.name.startswith(".")]
+
+
+def test_modes_are_put_right_without_rewriting(played):
+    base, returned = played
+    assert returned["moded"]["changed"] and returned["moded"]["written"] == []
+    assert oct((base / "mode" / "report.md").stat().st_mode & 0o777) == "0o644"
+
+
+def test_bad_arguments_are_refused_by_name(played):
+    _, returned = played
+    assert returned["named"]["failed"] and "verdict.json" in returned["named"]["msg"]
+    assert returned["relative"]["failed"] and "dir must be an absolute path" in returned["relative"]["msg"]
