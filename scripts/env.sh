@@ -41,7 +41,10 @@ eagle3_venv() {
   want="$(cat "$EAGLE3_ROOT"/requirements*.txt | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     eagle3_log "pip install -r $1"
-    "$EAGLE3_VENV/bin/pip" install -q --disable-pip-version-check -r "$req"
+    # --no-compile: byte-compiling every installed file (ansible alone is thousands) took half of the
+    # install's CPU (102 -> 57 CPU-s for requirements-dev.txt, 2026-12-01); Python compiles what is
+    # imported on first use, into the venv.
+    "$EAGLE3_VENV/bin/pip" install -q --no-compile --disable-pip-version-check -r "$req"
     echo "$want" > "$stamp"
   fi
 }

@@ -183,7 +183,8 @@ def test_a_missing_bucket_fails_after_the_summary_is_published(tmp_path, s3, mot
     assert proc.returncode != 0
     summary = stats(doc)
     assert summary["verdict"] == "OK"  # the verdict is kept even though the upload failed
-    assert "eagle3-no-such-bucket" in summary["s3"]["error"] and "not found" in summary["s3"]["error"]
+    error = summary["s3"]["error"]
+    assert error.startswith("s3://eagle3-no-such-bucket/eagle3/agree/: ") and "NoSuchBucket" in error, error
     assert summary["s3"]["reports"] == {}
     failed = [t for p in doc["plays"] for t in p["tasks"] if t["hosts"].get("localhost", {}).get("failed")]
     assert failed[-1]["task"]["name"].endswith("Stop, the upload failed")
