@@ -34,7 +34,7 @@ python scripts/check_argspecs.py roles
 eagle3_log "syntax check"
 ansible-playbook --syntax-check site.yml eagle3.trn2.site eagle3.trn2.teardown >/dev/null
 eagle3_log "pytest (plugins, scripts)"
-pytest -q -p no:cacheprovider tests
+pytest -q -p no:cacheprovider tests --durations=15
 
 if [ "${#SCENARIOS[@]}" -gt 0 ]; then
   # The scenarios run the collection as an ops team installs it: built from this checkout, installed
