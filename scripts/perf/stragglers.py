@@ -12,7 +12,7 @@ With --checkout DIR the playbooks of another checkout run (e.g. an export of mai
 Each benchmark run has its own run id; the results land in EAGLE3_RESULTS_DIR (default artifacts/perf/results).
 
 usage: scripts/perf.sh --stragglers [--hosts NAME:PORT,NAME:PORT] [--delay D] [--prompts N]
-                                    [--checkout DIR] [--no-converge] [--keep]
+                                    [--checkout DIR] [--no-converge] [--keep] [--alone-from FIGURES.json]
 """
 from __future__ import annotations
 
@@ -64,6 +64,8 @@ def main() -> int:
     parser.add_argument("--checkout", type=Path, default=perf.ROOT, help="the checkout whose playbooks run")
     parser.add_argument("--no-converge", action="store_true", help="the hosts are converged already")
     parser.add_argument("--keep", action="store_true", help="keep the hosts (default: teardown at the end)")
+    parser.add_argument("--alone-from", type=Path, help="take the alone times from an earlier figures JSON of the same "
+                        "hosts and delay instead of measuring them (e.g. to show another checkout's fleet time)")
     args = parser.parse_args()
     (a, a_port), (b, b_port) = [(n, int(p)) for n, p in (h.split(":") for h in args.hosts.split(","))]
     root = args.checkout.resolve()
@@ -89,14 +91,26 @@ def main() -> int:
         dropin(a, "vllm-baseline.service", args.delay)
         dropin(b, "vllm-eagle3.service", args.delay)
         figures["load_before"] = os.getloadavg()
-        for label, limit in (("fleet", []), ("alone_" + a, ["--limit", a]), ("alone_" + b, ["--limit", b])):
+        # localhost too: the run id is fixed on the controller (playbooks/run_id.yml).
+        runs = [("fleet", []), ("alone_" + a, ["--limit", f"{a},localhost"]), ("alone_" + b, ["--limit", f"{b},localhost"])]
+        if args.alone_from:
+            earlier = json.loads(args.alone_from.read_text())
+            if earlier["hosts"] != [a, b] or earlier["delay_s"] != args.delay or earlier["prompts"] != args.prompts:
+                sys.exit(f"{args.alone_from} measured other hosts, delay or prompts")
+            for host in (a, b):
+                figures[f"alone_{host}_s"] = earlier[f"alone_{host}_s"]
+            figures["alone_from"] = str(args.alone_from)
+            runs = runs[:1]
+        for label, limit in runs:
             run_id = f"strag-{label.replace('_', '-')}-{stamp}"
             perf.log(f"{label}: playbooks/benchmark.yml {' '.join(limit)} (run {run_id})")
             wall, rc, tail = run_book(root, pair, "playbooks/benchmark.yml", run_id, results, *bench, *limit)
             figures[f"{label}_s"], figures[f"{label}_rc"] = round(wall, 1), rc
             perf.log(f"   {wall:.1f} s, rc {rc}, load {os.getloadavg()[0]:.2f}")
-            if rc:
-                sys.exit(f"{label} failed (rc {rc}):\n{tail}")
+            # A failed profile ends its host (the play's rc stays 0; the report fails the run): no figure from it.
+            failed = sorted(str(f) for f in (results / run_id).glob("*/failure.json"))
+            if rc or failed:
+                sys.exit(f"{label} failed (rc {rc}, {failed or 'no failure.json'}):\n{tail}")
         figures["load_after"] = os.getloadavg()
         slowest = max(figures[f"alone_{a}_s"], figures[f"alone_{b}_s"])
         figures["ratio"] = round(figures["fleet_s"] / slowest, 3)
