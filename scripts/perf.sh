@@ -4,6 +4,8 @@
 #   scripts/perf.sh [--repeat N] [--skip-scaling] [--keep]
 #   scripts/perf.sh --speedup [--host NAME] [--port PORT] [--rounds R] [--per-round N] [--busy K]
 #     the EAGLE3 speedup as a distribution on a converged rehearsal host (scripts/perf/speedup.py)
+#   scripts/perf.sh --stragglers [--hosts NAME:PORT,NAME:PORT] [--delay D] [--prompts N] [--checkout DIR] [--no-converge] [--keep]
+#     fleet wall time vs the slowest host's own time with cross-step delays (scripts/perf/stragglers.py)
 source "$(dirname "$0")/env.sh"
 eagle3_apt_prereqs
 eagle3_venv requirements.txt
@@ -11,5 +13,9 @@ eagle3_activate
 if [ "${1:-}" = --speedup ]; then
   shift
   exec python scripts/perf/speedup.py "$@"
+fi
+if [ "${1:-}" = --stragglers ]; then
+  shift
+  exec python scripts/perf/stragglers.py "$@"
 fi
 exec python scripts/perf/perf.py "$@"

@@ -192,3 +192,52 @@ def test_bad_price_and_missing_reference_are_refused_by_name(tmp_path):
     assert "bench_report_instance_price.usd_per_hour must be null (no cost) or a positive USD/hour figure" in out
     assert "eagle3_gates.reference.enforce is true but bench_report_reference (eagle3_reference) is empty" in out
     assert not (run / "verdict.json").exists()  # refused before anything was written
+
+
+def _timeline_chart(run: Path) -> list[dict[str, str]]:
+    parser = Charts()
+    parser.feed((run / "report.html").read_text())
+    return parser.charts.get("timeline", [])
+
+
+def test_timeline_chart_and_window_overlap_from_a_real_two_host_run(tmp_path):
+    """runs/fleet: two rehearsal hosts under the free strategy with exclusive benchmark windows (README)."""
+    hosts = ["fleet-1", "fleet-2"]
+    run = tmp_path / "results" / "fleet"
+    shutil.copytree(RUNS / "fleet", run)
+    proc = report(tmp_path / "results", [{"run_id": "fleet", "hosts": hosts, "fail_on_verdict": False}])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    summary = json.loads((run / "summary.json").read_text())
+    verdict = json.loads((run / "verdict.json").read_text())
+    assert verdict.get("status") != "report failed", proc.stdout[-3000:]
+    timeline = summary["timeline"]
+    recorded = {h: json.loads((RUNS / "fleet" / h / "timeline.json").read_text())["profiles"] for h in hosts}
+    # The windows were one at a time: the report finds no overlap from the timestamps, and says so.
+    assert timeline["exclusive_window"] is True and timeline["overlaps"] == [] and verdict["windows_overlapped"] is False
+    assert "benchmark windows did not overlap (one at a time (eagle3_bench_exclusive_window))" in proc.stdout
+    # One chart row per host and profile, each with its benchmark window where the recorded times put it.
+    rects = _timeline_chart(run)
+    t0 = min(v["start"] for profiles in recorded.values() for v in profiles.values())
+    windows = {r["data-label"]: r for r in rects if r["data-phase"] == "benchmark"}
+    assert sorted(windows) == sorted(f"{h} {p}" for h in hosts for p in recorded[h])
+    for h in hosts:
+        for p, times in recorded[h].items():
+            assert float(windows[f"{h} {p}"]["data-from"]) == pytest.approx(times["bench_start"] - t0, abs=0.1)
+            assert float(windows[f"{h} {p}"]["data-to"]) == pytest.approx(times["bench_end"] - t0, abs=0.1)
+    spans = {h: max(v["stop"] for v in recorded[h].values()) - min(v["start"] for v in recorded[h].values()) for h in hosts}
+    assert timeline["straggler"] == max(spans, key=spans.get)
+
+    # The same run with fleet-2's timeline moved onto fleet-1's first window (derived): the overlap is found.
+    moved = tmp_path / "moved"
+    shutil.copytree(run, moved / "fleet")
+    data = json.loads((moved / "fleet/fleet-2/timeline.json").read_text())
+    first = min(recorded["fleet-1"].values(), key=lambda v: v["bench_start"])
+    shift = first["bench_start"] + 1 - min(v["bench_start"] for v in data["profiles"].values())
+    data["profiles"] = {p: {k: (v + shift if isinstance(v, float) and k != "window_wait_s" else v) for k, v in t.items()}
+                        for p, t in data["profiles"].items()}
+    (moved / "fleet/fleet-2/timeline.json").write_text(json.dumps(data))
+    report(moved, [{"run_id": "fleet", "hosts": hosts, "fail_on_verdict": False}])
+    assert json.loads((moved / "fleet/verdict.json").read_text())["windows_overlapped"] is True
+    overlaps = json.loads((moved / "fleet/summary.json").read_text())["timeline"]["overlaps"]
+    assert overlaps and all(o["seconds"] > 0 for o in overlaps)
+    assert "OVERLAPPED" in (moved / "fleet/report.html").read_text()

@@ -10,6 +10,7 @@ from typing import Any
 from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, _is_number, eagle3_compare, eagle3_fleet,
                                                                      eagle3_parity, eagle3_sweep)
 from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gates, eagle3_verdict
+from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timeline, eagle3_timeline_lines
 
 
 DOCUMENTATION = r"""
@@ -140,7 +141,9 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
         "bad_files": [b for h in sorted(loaded) for b in loaded[h]["bad_files"]],
         "manifests": {h: e["manifest"] for h, e in loaded.items() if e["manifest"] and h in expected},
         "reference": reference, "gates": gate_results, "price": price,
+        "timeline": eagle3_timeline({h: loaded[h].get("timeline") for h in expected if h in loaded}),
     }
+    verdict["windows_overlapped"] = summary["timeline"]["overlapped"]
     lines = [f"verdict: {'OK' if verdict['ok'] else 'FAILED'} ({len(gate_results)} gate checks, "
              f"{len(expected)} expected host(s) from {source})"]
     lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
@@ -154,6 +157,7 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
                   f"{o['below_median']:.0%} below the other hosts' median {o['others_median']:.1f}"
                   for o in stats["outliers"]]
     lines += _warmup_lines(rows)
+    lines += eagle3_timeline_lines(summary["timeline"])
     lines.append(f"cost: {price['text']}")
     return {"summary": summary, "verdict": verdict, "lines": lines}
 

@@ -13,7 +13,7 @@ DOCUMENTATION = r"""
   name: eagle3_run
   short_description: Read a run directory of EAGLE3 benchmark results
   description:
-    - Reads C(<run_dir>/<host>/*.json) (results, completions, manifest, failure) and C(<run_dir>/run.json).
+    - Reads C(<run_dir>/<host>/*.json) (results, completions, manifest, failure, timeline) and C(<run_dir>/run.json).
     - Never fails on a bad file; it is listed with the reason in the host's C(bad_files).
   options:
     _terms:
@@ -32,8 +32,8 @@ EXAMPLES = r"""
 RETURN = r"""
   _raw:
     description:
-      - "One per run directory: C(hosts) (per host its C(results), C(completions), C(manifest), C(failure) and
-        C(bad_files)) and C(run_json) (C(exists), C(data), C(why)); C(hosts) is empty when the directory does not exist."
+      - "One per run directory: C(hosts) (per host its C(results), C(completions), C(manifest), C(failure),
+        C(timeline) and C(bad_files)) and C(run_json) (C(exists), C(data), C(why)); C(hosts) is empty when the directory does not exist."
     type: list
     elements: dict
 """
@@ -72,6 +72,11 @@ def _foreign(kind: str, data: dict[str, Any]) -> str | None:
     if kind == "completions":
         if not isinstance(data.get("prompts"), list) or not isinstance(data.get("completions"), list):
             return "not a completions file (no prompts and completions lists)"
+    if kind == "timeline":
+        profiles = data.get("profiles")
+        if not isinstance(profiles, dict) or not all(isinstance(v, dict) for v in profiles.values()):
+            return "not a timeline (no profiles object)"
+        return None
     if kind == "manifest":
         deployed = data.get("deployed")
         missing = [k for k in MANIFEST_KEYS if k not in data]
@@ -85,7 +90,7 @@ def _foreign(kind: str, data: dict[str, Any]) -> str | None:
 def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Read <run_dir>/<host>/*.json as fetched by the vllm_bench role.
 
-    Per host: results {profile: bench JSON}, completions {profile: ...}, manifest, failure, and
+    Per host: results {profile: bench JSON}, completions {profile: ...}, manifest, failure, timeline, and
     bad_files [{"file", "reason"}] for every file that is unreadable, empty, truncated, not an
     object or not what its name says. A result still being fetched (*.json.part) is not read.
     """
@@ -94,9 +99,10 @@ def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     if not root.is_dir():
         return hosts
     for host_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        entry: dict[str, Any] = {"results": {}, "completions": {}, "manifest": None, "failure": None, "bad_files": []}
+        entry: dict[str, Any] = {"results": {}, "completions": {}, "manifest": None, "failure": None, "timeline": None,
+                                 "bad_files": []}
         for path in sorted(host_dir.glob("*.json")):
-            if path.name in ("manifest.json", "failure.json"):
+            if path.name in ("manifest.json", "failure.json", "timeline.json"):
                 kind, key = path.stem, None
             elif path.name.endswith(".completions.json"):
                 kind, key = "completions", path.name[: -len(".completions.json")]
