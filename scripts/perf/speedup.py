@@ -13,7 +13,10 @@ The benchmark is the one the vllm_bench role runs in the rehearsal (inventories/
 `vllm bench serve --dataset-name sonnet --sonnet-input-len 512 --sonnet-output-len 128
 --num-prompts 50 --max-concurrency 2 --temperature 0`, against the unit's port.
 
-usage: scripts/perf.sh --speedup [--host NAME] [--port PORT] [--rounds R] [--per-round N] [--busy K]
+usage: scripts/perf.sh --speedup [--host NAME] [--port PORT] [--rounds R] [--per-round N] [--busy K] [--profile P]
+
+--profile names the speculative profile to pair with the baseline (default eagle3; after a k sweep,
+eagle3-k3 etc.).
 """
 from __future__ import annotations
 
@@ -123,20 +126,21 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--per-round", type=int, default=5, help="benchmark runs per profile and round")
     parser.add_argument("--busy", type=int, default=2, help="runs per round under a CPU hog on every core")
+    parser.add_argument("--profile", default="eagle3", help="the speculative profile (its unit vllm-<profile>)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     pairs = []
     for rnd in range(1, args.rounds + 1):
         base = profile_runs(args.host, args.port, "baseline", args.per_round, args.busy, rnd)
-        spec = profile_runs(args.host, args.port, "eagle3", args.per_round, args.busy, rnd)
+        spec = profile_runs(args.host, args.port, args.profile, args.per_round, args.busy, rnd)
         for b, s in zip(base, spec):
             pairs.append({"round": rnd, "run": b["run"], "busy": b["busy"], "baseline": b, "eagle3": s,
                           "speedup": round(s["output_throughput"] / b["output_throughput"], 3)})
             log(f"pair {rnd}.{b['run']}{' (busy)' if b['busy'] else ''}: {pairs[-1]['speedup']}x")
     mem = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
     figures = {"date": stamp, "machine": f"{os.cpu_count()} CPUs, {mem / 1048576:.0f} GiB RAM, {os.uname().machine}",
-               "command": "scripts/perf.sh --speedup " + " ".join(sys.argv[1:]), "host": args.host,
+               "command": "scripts/perf.sh --speedup " + " ".join(sys.argv[1:]), "host": args.host, "profile": args.profile,
                "speedup_all": summary([p["speedup"] for p in pairs]),
                "speedup_idle": summary([p["speedup"] for p in pairs if not p["busy"]]) if any(not p["busy"] for p in pairs) else None,
                "speedup_busy": summary([p["speedup"] for p in pairs if p["busy"]]) if any(p["busy"] for p in pairs) else None,

@@ -29,7 +29,7 @@ mkdir -p "$site/vllm-0.29.0+cpu.dist-info"
 printf 'Metadata-Version: 2.1\nName: vllm\nVersion: 0.29.0+cpu\n' > "$site/vllm-0.29.0+cpu.dist-info/METADATA"
 
 step "generate the rehearsal models and text"
-"$venv/bin/python" "$generator" --out "$models" --agree >/dev/null
+"$venv/bin/python" "$generator" --out "$models" --pair agreeing >/dev/null
 mkdir -p "$results"
 
 export VLLM_CPU_KVCACHE_SPACE=1 VLLM_HOST_IP=127.0.0.1 HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
