@@ -68,19 +68,6 @@ def test_port_probe_reports_a_listener_it_cannot_attribute(tmp_path):
     assert port_holders.holders({"4242"}, str(tmp_path / "proc")) == []
 
 
-def test_bench_wait_reports_requests_done(tmp_path):
-    bench_wait = load(PROBES / "bench_wait.py")
-    job, log = tmp_path / "job", tmp_path / "bench.log"
-    log.write_text(" 10%|#         | 5/50 [00:02<00:20]\r 14%|#         | 7/50 [00:03<00:19]\n")
-    waited = bench_wait.wait(str(job), str(log), 0, 0, "eagle3")
-    assert waited["finished"] is False and waited["progress"].startswith("eagle3 benchmark: 7/50 requests, ")
-    job.write_text(json.dumps({"finished": 1, "rc": 0}))
-    assert bench_wait.wait(str(job), str(tmp_path / "no.log"), 5, 0, "b")["finished"] is True
-    assert "b benchmark: warming up" in bench_wait.wait(str(job), str(tmp_path / "no.log"), 5, 0, "b")["progress"]
-    job.write_text("{half")  # being rewritten
-    assert bench_wait.finished(str(job)) is False
-
-
 @pytest.mark.parametrize(("help_form", "full_help", "offered"), [
     ("--dataset-name {sonnet,random,custom}", "", ["sonnet", "random", "custom"]),
     ("", "usage: ... --dataset-name {random,custom} ...", ["random", "custom"]),
@@ -161,18 +148,3 @@ def test_target_probe():
     found = json.loads(run_c(INSTALL / "target_probe.py"))
     assert found["python"] == "%d.%d" % sys.version_info[:2] and found["platform"].startswith("linux")
 
-
-def test_train_wait_reports_the_generators_last_progress_line(tmp_path):
-    # The trained pair's wait (roles/model_assets/tasks/train.yml): the log is the generator's own output,
-    # its progress lines "[  12 s] ..." between library warnings.
-    train_wait = ROOT / "roles/model_assets/files/probes/train_wait.py"
-    job, log = tmp_path / "job", tmp_path / "train.log"
-    log.write_text("[    1 s] corpus: 800 lines, 41230 tokens, vocabulary 1024\nWriting model shards: 100%\n"
-                   "[   30 s] target: step 26/240, loss 2.811\nsome warning\n")
-    waited = json.loads(run_c(train_wait, str(job), str(log), "0"))
-    assert waited == {"finished": False, "progress": "training the rehearsal models: [   30 s] target: step 26/240, loss 2.811"}
-    job.write_text(json.dumps({"finished": 1, "rc": 0}))
-    waited = json.loads(run_c(train_wait, str(job), str(tmp_path / "no.log"), "5"))
-    assert waited == {"finished": True, "progress": "training the rehearsal models: starting"}
-    job.write_text("{half")  # being rewritten by async_wrapper
-    assert load(train_wait).finished(str(job)) is False

@@ -1,0 +1,120 @@
+#!/usr/bin/python
+"""Wait a window for an async job on the host and say how far it got, from its log."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: job_wait
+short_description: Wait up to a window for an async job and report its progress from its log
+description:
+  - Waits up to I(window) seconds for the async job whose results file is I(results_file) (the
+    C(results_file) of a task run with C(async) and C(poll: 0)) to finish, then returns C(finished)
+    and a C(progress) line read from the job's log. A task retries it with C(until: result.finished)
+    and C(delay: 0), so a long wait prints one progress line per window (the eagle3_progress callback
+    shows it instead of "FAILED - RETRYING"), and the job's end is noticed within half a second.
+  - Read-only; the job itself is collected with M(ansible.builtin.async_status) afterwards.
+options:
+  results_file: {description: The async job's results file., type: path, required: true}
+  log: {description: The job's log (it may not exist yet)., type: path, required: true}
+  window: {description: Seconds to wait at most in this call (0 looks once)., type: float, default: 10}
+  label: {description: Text the progress line starts with., type: str, required: true}
+  measure:
+    description:
+      - C(requests) - the last tqdm counter C(n/N [) in the log, as "n/N requests" (vllm bench serve's client).
+      - C(log_line) - the last log line starting with C([) (the rehearsal model generator's progress lines).
+    type: str
+    choices: [requests, log_line]
+    default: log_line
+  idle: {description: Shown while the log has nothing to measure yet., type: str, default: starting}
+  since: {description: Epoch second the job started; when given the line ends with the seconds since., type: int}
+author: eagle3 project
+"""
+
+EXAMPLES = r"""
+- name: Wait for the benchmark, one progress line every 15 s
+  eagle3.trn2.job_wait:
+    results_file: "{{ job.results_file }}"
+    log: /var/lib/eagle3/results/run/eagle3.log
+    window: 15
+    label: eagle3 benchmark
+    measure: requests
+    idle: warming up
+    since: "{{ started }}"
+  register: waited
+  until: waited.finished
+  retries: 240
+  delay: 0
+"""
+
+RETURN = r"""
+finished: {description: Whether the job has finished (its results file says so)., type: bool, returned: always}
+progress: {description: "One line: label, what the log shows, and the seconds since I(since)", type: str, returned: always}
+"""
+
+import json
+import re
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+TAIL = 4000  # bytes of the log read: its last progress line is near the end
+
+
+def finished(results_file: str) -> bool:
+    try:
+        with open(results_file) as f:
+            return bool(json.load(f).get("finished", 1))
+    except (OSError, ValueError):
+        return False  # not written yet, or being rewritten by async_wrapper
+
+
+def measured(log: str, measure: str) -> str | None:
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - TAIL))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    if measure == "requests":
+        bars = re.findall(r"(\d+)/(\d+) \[", text)
+        return "%s/%s requests" % bars[-1] if bars else None
+    lines = [line for line in text.splitlines() if line.startswith("[")]
+    return lines[-1] if lines else None
+
+
+def wait(results_file: str, log: str, window: float, label: str, measure: str, idle: str,
+         since: int | None = None) -> dict:
+    deadline = time.monotonic() + window
+    while True:
+        done = finished(results_file)
+        if done or time.monotonic() >= deadline:
+            break
+        time.sleep(0.5)
+    progress = "%s: %s" % (label, measured(log, measure) or idle)
+    if since is not None:
+        progress += ", %d s" % (time.time() - since)
+    return {"finished": done, "progress": progress}
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            results_file=dict(type="path", required=True),
+            log=dict(type="path", required=True),
+            window=dict(type="float", default=10),
+            label=dict(type="str", required=True),
+            measure=dict(type="str", choices=["requests", "log_line"], default="log_line"),
+            idle=dict(type="str", default="starting"),
+            since=dict(type="int"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["window"] < 0:
+        module.fail_json(msg="window must be >= 0 seconds (got %s)" % p["window"])
+    module.exit_json(changed=False, **wait(p["results_file"], p["log"], p["window"], p["label"], p["measure"],
+                                           p["idle"], p["since"]))
+
+
+if __name__ == "__main__":
+    main()
