@@ -7,9 +7,9 @@ module: job_wait
 short_description: Wait up to a window for an async job and report its progress from its log
 description:
   - Waits up to I(window) seconds for the async job whose results file is I(results_file) (the
-    C(results_file) of a task run with C(async) and C(poll: 0)) to finish, then returns C(finished)
-    and a C(progress) line read from the job's log. A task retries it with C(until: result.finished)
-    and C(delay: 0), so a long wait prints one progress line per window (the eagle3_progress callback
+    C(results_file) of a task run with C(async) and C(poll=0)) to finish, then returns C(finished)
+    and a C(progress) line read from the job's log. A task retries it until C(result.finished)
+    with C(delay=0), so a long wait prints one progress line per window (the eagle3_progress callback
     shows it instead of "FAILED - RETRYING"), and the job's end is noticed within half a second.
   - Read-only; the job itself is collected with M(ansible.builtin.async_status) afterwards.
 options:
