@@ -3,6 +3,7 @@ run from there (no checkout, no playbook_dir): its group_vars defaults apply, it
 its provenance says which copy ran, and ansible-doc shows every role's inputs."""
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -92,3 +93,16 @@ def test_ansible_doc_shows_every_documented_input(installed, tmp_path, role):
         assert set(shown[entry].get("options") or {}) == set(spec.get("options") or {}), entry
         for name, option in (spec.get("options") or {}).items():
             assert shown[entry]["options"][name].get("description"), f"{role} {entry} {name} has no description"
+
+
+@pytest.mark.parametrize("plugin", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "plugins").glob("*/*.py")
+                                          if p.parent.name != "module_utils" and p.name != "__init__.py"))
+def test_plugin_documentation_is_yaml_ansible_doc_can_read(plugin):
+    # ansible-doc and ansible-lint read these strings as YAML; a colon or brace in a plain scalar breaks them
+    # (ansible-lint then prints "Unable to parse documentation" and the plugin's page is empty).
+    tree = ast.parse((ROOT / plugin).read_text())
+    docs = {node.targets[0].id: node.value.value for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in ("DOCUMENTATION", "EXAMPLES", "RETURN") and isinstance(node.value, ast.Constant)}
+    for name, text in docs.items():
+        assert yaml.safe_load(text) is not None, f"{plugin}: {name} is empty"
