@@ -14,9 +14,11 @@ DOCUMENTATION = r"""
     - C(eagle3_profiles) expands num_speculative_tokens values into server profiles (baseline first).
     - C(eagle3_profile_files) gives each profile its C(unit) (vllm-<name>.service) and C(config) (<name>.yaml)
       names, unless it already carries them.
+    - C(eagle3_serving_unit) names the unit that serves the chosen profile after the benchmark (any input).
 """
 
 BASELINE = "baseline"
+SERVING_UNIT = "vllm-serve.service"
 
 
 def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
@@ -50,8 +52,14 @@ def eagle3_profile_files(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]
     return [{"unit": f"vllm-{p.get('name', '')}.service", "config": f"{p.get('name', '')}.yaml", **p} for p in profiles]
 
 
+def eagle3_serving_unit(_: Any = None) -> str:
+    """The serving unit's name (vllm-serve.service): one profile's config on the serving address, with the key."""
+    return SERVING_UNIT
+
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_profiles": eagle3_profiles, "eagle3_profile_files": eagle3_profile_files}
+        return {"eagle3_profiles": eagle3_profiles, "eagle3_profile_files": eagle3_profile_files,
+                "eagle3_serving_unit": eagle3_serving_unit}

@@ -10,6 +10,7 @@ from typing import Any
 from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, _is_number, eagle3_compare, eagle3_fleet,
                                                                      eagle3_parity, eagle3_sweep)
 from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gates, eagle3_verdict
+from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timeline, eagle3_timeline_lines
 
 
@@ -96,8 +97,9 @@ def _price(price: dict[str, Any] | None) -> dict[str, Any]:
 def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: dict[str, Any] | None = None,
                   reference: dict[str, Any] | None = None, baseline: str = BASELINE,
                   outlier_tolerance: float = 0.10, run_id: str | None = None,
-                  price: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the report needs for one run: per-host comparison, parity, sweep, fleet, gates, verdict.
+                  price: dict[str, Any] | None = None, serve: str = "none") -> dict[str, Any]:
+    """Everything the report needs for one run: per-host comparison, parity, sweep, fleet, gates, verdict,
+    and the serving plan (`serve`: none | best | a profile name; see the serving filter).
 
     `run` is the run's data as the eagle3_run lookup reads it ({hosts, run_json}).
 
@@ -124,12 +126,14 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
     failing: dict[str, dict[str, list[str]]] = {}
     for g in verdict["failing"]:
         failing.setdefault(g["host"], {}).setdefault(g["profile"] or "*", []).append(f"[{g['gate']}] {g['message']}")
-    sweep = {}
+    sweep, blocked = {}, {}
     for h in judged:
         host_failing = failing.get(h, {})
         everywhere = host_failing.get("*", []) + host_failing.get(baseline, [])
-        sweep[h] = eagle3_sweep(rows[h], baseline, {r["profile"]: everywhere + host_failing.get(r["profile"], [])
-                                                    for r in rows[h]})
+        blocked[h] = {r["profile"]: everywhere + (host_failing.get(r["profile"], []) if r["profile"] != baseline else [])
+                      for r in rows[h]}
+        sweep[h] = eagle3_sweep(rows[h], baseline, blocked[h])
+    serving = eagle3_serving({h: rows[h] for h in judged}, blocked, failed, expected, serve)
     verdict["run_id"] = run_id
     verdict["hosts_expected"] = expected
     verdict["hosts_source"] = source
@@ -144,6 +148,7 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
         "timeline": eagle3_timeline({h: loaded[h].get("timeline") for h in expected if h in loaded}),
     }
     verdict["windows_overlapped"] = summary["timeline"]["overlapped"]
+    summary["serving"] = verdict["serving"] = serving
     lines = [f"verdict: {'OK' if verdict['ok'] else 'FAILED'} ({len(gate_results)} gate checks, "
              f"{len(expected)} expected host(s) from {source})"]
     lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
@@ -157,6 +162,7 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
                   f"{o['below_median']:.0%} below the other hosts' median {o['others_median']:.1f}"
                   for o in stats["outliers"]]
     lines += _warmup_lines(rows)
+    lines += eagle3_serving_lines(serving)
     lines += eagle3_timeline_lines(summary["timeline"])
     lines.append(f"cost: {price['text']}")
     return {"summary": summary, "verdict": verdict, "lines": lines}

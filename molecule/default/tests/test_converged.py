@@ -95,8 +95,11 @@ def test_no_profile_left_running():
 
 
 def test_one_profile_at_a_time_and_health_on_loopback():
+    # The serving unit (eagle3_serve: best, test_api_serving.py) holds the devices until a profile takes them.
+    assert HOST.service("vllm-serve.service").is_enabled
     try:
         assert HOST.run("systemctl start vllm-baseline.service").rc == 0
+        assert HOST.run("systemctl is-active vllm-serve.service").stdout.strip() in ("inactive", "failed")
         wait_healthy("vllm-baseline.service")
         assert HOST.socket(f"tcp://127.0.0.1:{PORT}").is_listening
         assert not HOST.socket(f"tcp://0.0.0.0:{PORT}").is_listening

@@ -63,12 +63,17 @@ def test_root_volume_gp3_512_tagged():
         assert {t["Key"]: t["Value"] for t in root[0].get("Tags", [])}.get("Fleet") == "molecule"
 
 
-def test_security_group_allows_ssh_from_admin_cidr_only():
+def test_security_group_admits_the_admin_the_clients_and_the_monitors_only():
     groups = {g["GroupId"] for inst in fleet() for g in inst["SecurityGroups"]}
     assert len(groups) == 1
     sg = EC2.describe_security_groups(GroupIds=list(groups))["SecurityGroups"][0]
-    rules = [(p.get("FromPort"), p.get("ToPort"), r["CidrIp"]) for p in sg["IpPermissions"] for r in p.get("IpRanges", [])]
-    assert rules == [(22, 22, "198.51.100.0/24")]  # the vLLM port stays closed without an allow-list
+    rules = sorted((p.get("FromPort"), p.get("ToPort"), r["CidrIp"], r.get("Description"))
+                   for p in sg["IpPermissions"] for r in p.get("IpRanges", []))
+    # SSH from the admin CIDR; the serving port (eagle3_serve_port) from the clients' and the monitor's ranges only.
+    assert rules == [(22, 22, "198.51.100.0/24", "SSH from the admin CIDR"),
+                     (8000, 8000, "192.0.2.10/32", "vLLM metrics (monitor)"),
+                     (8000, 8000, "203.0.113.0/24", "vLLM clients")]
+    assert not [p for p in sg["IpPermissions"] for r in p.get("Ipv6Ranges", [])]
 
 
 def test_ami_comes_from_the_ssm_parameter():
@@ -91,6 +96,12 @@ def test_open_admin_cidr_is_refused():
     proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_admin_cidr=0.0.0.0/0")
     assert proc.returncode != 0
     assert "provision_ec2_admin_cidr must not be the whole internet (0.0.0.0/0)" in flat(proc)
+
+
+def test_serving_port_open_to_the_internet_is_refused():
+    proc = playbook("playbooks/provision.yml", "-e", '{"eagle3_serve_client_cidrs": ["203.0.113.0/24", "0.0.0.0/0"]}')
+    assert proc.returncode != 0
+    assert "must not open the vLLM port to the whole internet" in flat(proc)
 
 
 def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):

@@ -1,0 +1,93 @@
+"""Which profile each host serves after the benchmark (eagle3_serve: none | best | a profile name).
+
+Pure: computed by eagle3_report from the run's rows and gate results, written into verdict.json and the
+report, and read back by playbooks/serve.yml, which puts the plan into service.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+DOCUMENTATION = r"""
+  name: serving
+  short_description: The serving plan of an EAGLE3 run (which profile serves on which host)
+  description:
+    - C(eagle3_serving) chooses, from a run's comparison rows and the enforced gates' failures, the profile each
+      host serves after the benchmark. none serves nothing; a profile name serves that profile wherever it
+      passed every enforced gate; best serves, fleet-wide, the profile with the highest median output_throughput
+      among the profiles that pass every enforced gate on every host that has results (the baseline included,
+      so when no speculative profile passes everywhere the fleet serves the baseline). A profile that failed a gate,
+      and a host that failed, never serve.
+"""
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def eagle3_serving(rows: dict[str, list[dict[str, Any]]], blocked: dict[str, dict[str, list[str]]],
+                   failed_hosts: dict[str, str], expected: list[str], serve: str = "none") -> dict[str, Any]:
+    """{"mode", "profile", "why", "hosts": {host: {"profile": name or None, "why": text}}}.
+
+    `rows`: the comparison rows per host that was judged; `blocked[host][profile]`: the enforced gates that
+    profile failed on that host (empty or missing: passed); `failed_hosts`: hosts that failed outright.
+    """
+    plan: dict[str, Any] = {"mode": serve, "profile": None, "why": None, "hosts": {}}
+    if serve == "none":
+        plan["why"] = "eagle3_serve is none: every server is stopped after the benchmark"
+        plan["hosts"] = {h: {"profile": None, "why": plan["why"]} for h in expected}
+        return plan
+
+    def passing(host: str) -> dict[str, float]:
+        host_blocked = blocked.get(host, {})
+        return {r["profile"]: r["output_throughput"] for r in rows.get(host, [])
+                if r.get("output_throughput") is not None and not host_blocked.get(r["profile"])}
+
+    judged = [h for h in expected if h in rows and h not in failed_hosts]
+    if serve == "best":
+        common = set.intersection(*(set(passing(h)) for h in judged)) if judged else set()
+        if common:
+            medians = {p: _median([passing(h)[p] for h in judged]) for p in common}
+            choice = max(sorted(medians), key=lambda p: medians[p])
+            plan.update(profile=choice, why=(
+                f"{choice}: the highest median output_throughput ({medians[choice]:.1f} tok/s over {len(judged)} "
+                f"host(s)) among the profiles that pass every enforced gate on every host"))
+        else:
+            plan["why"] = ("no profile passes every enforced gate on every host with results"
+                           if judged else "no host has usable results")
+    else:
+        choice = serve
+        plan.update(profile=choice, why=f"{choice}: named by eagle3_serve")
+    for host in expected:
+        if host in failed_hosts:
+            why = f"the host failed: {failed_hosts[host]}"
+        elif host not in rows:
+            why = "the host has no results"
+        elif plan["profile"] is None:
+            why = plan["why"]
+        elif plan["profile"] not in {r["profile"] for r in rows[host]}:
+            why = f"{plan['profile']} has no result on this host"
+        elif blocked.get(host, {}).get(plan["profile"]):
+            why = f"{plan['profile']} failed an enforced gate here: {blocked[host][plan['profile']][0]}"
+        else:
+            plan["hosts"][host] = {"profile": plan["profile"], "why": plan["why"]}
+            continue
+        plan["hosts"][host] = {"profile": None, "why": why}
+    return plan
+
+
+def eagle3_serving_lines(plan: dict[str, Any]) -> list[str]:
+    """One line per host for the verdict's printout."""
+    if plan.get("mode", "none") == "none":
+        return []
+    return [f"serving {host}: {entry['profile']}" if entry["profile"] else f"serving {host}: nothing ({entry['why']})"
+            for host, entry in sorted(plan.get("hosts", {}).items())]
+
+
+class FilterModule:
+    """Ansible entry point."""
+
+    def filters(self) -> dict[str, Any]:
+        return {"eagle3_serving": eagle3_serving, "eagle3_serving_lines": eagle3_serving_lines}
