@@ -124,3 +124,16 @@ def test_guard_refuses_to_start_without_a_key(monkeypatch):
     monkeypatch.delenv("VLLM_API_KEY", raising=False)
     with pytest.raises(RuntimeError, match="VLLM_API_KEY is empty"):
         load_guard().RequireApiKey(inner)
+
+
+# Prometheus's targets (the monitoring role's monitoring_targets) from a plan made on real runs.
+def test_the_monitor_scrapes_every_host_that_serves_and_no_other():
+    from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving_targets
+    plan = plan_of(RUNS / "agree", ["rehearsal-1", "rehearsal-2"], "best")["verdict"]["serving"]
+    addresses = {"rehearsal-1": "127.0.0.1:8000", "rehearsal-2": "127.0.0.1:8001"}
+    assert eagle3_serving_targets(plan, addresses) == [
+        {"host": "rehearsal-1", "address": "127.0.0.1:8000", "profile": "eagle3"}]  # rehearsal-2 failed: not served
+    assert eagle3_serving_targets(plan_of(RUNS / "agree", ["rehearsal-1"], "none")["verdict"]["serving"], addresses) == []
+    assert eagle3_serving_targets(None, addresses) == []
+    with pytest.raises(ValueError, match="rehearsal-1 serves eagle3 but has no monitor address"):
+        eagle3_serving_targets(plan, {})

@@ -18,6 +18,8 @@ DOCUMENTATION = r"""
       among the profiles that pass every enforced gate on every host that has results (the baseline included,
       so when no speculative profile passes everywhere the fleet serves the baseline). A profile that failed a gate,
       and a host that failed, never serve.
+    - C(eagle3_serving_targets) turns a plan into Prometheus scrape targets, one per host that serves, from each
+      host's monitor address (HOST:PORT of its serving unit's /metrics).
 """
 
 
@@ -86,8 +88,22 @@ def eagle3_serving_lines(plan: dict[str, Any]) -> list[str]:
             for host, entry in sorted(plan.get("hosts", {}).items())]
 
 
+def eagle3_serving_targets(plan: dict[str, Any] | None, addresses: dict[str, str]) -> list[dict[str, str]]:
+    """[{"host", "address", "profile"}] for every host the plan puts into service, sorted by host; `addresses`
+    maps each inventory host to HOST:PORT of its serving unit. A serving host without an address is an error."""
+    targets = []
+    for host, entry in sorted(((plan or {}).get("hosts") or {}).items()):
+        if not entry.get("profile"):
+            continue
+        if not addresses.get(host):
+            raise ValueError(f"eagle3_serving_targets: {host} serves {entry['profile']} but has no monitor address")
+        targets.append({"host": host, "address": addresses[host], "profile": entry["profile"]})
+    return targets
+
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_serving": eagle3_serving, "eagle3_serving_lines": eagle3_serving_lines}
+        return {"eagle3_serving": eagle3_serving, "eagle3_serving_lines": eagle3_serving_lines,
+                "eagle3_serving_targets": eagle3_serving_targets}
