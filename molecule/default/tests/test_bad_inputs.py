@@ -155,6 +155,15 @@ CASES = [
     ("token-on-command-line", f"eagle3_hf_token={TOKEN}",
      ["eagle3_hf_token given on the ansible-playbook command line", "HF_TOKEN environment variable"]),
     ("token-two-lines", {**HUB}, ["model_assets_hf_token (eagle3_hf_token) is not a Hugging Face token"]),
+    # Serving (eagle3_serve): a profile the run does not have, a privileged port, every interface on the shared
+    # loopback machine, the API key on the command line.
+    ("serve-unknown-profile", "eagle3_serve=eagle3-k9",
+     ["eagle3_serve must be none, best or one of the run's profiles baseline, eagle3", 'got "eagle3-k9"']),
+    ("serve-port-privileged", "eagle3_serve_port=80", ["eagle3_serve_port must be a TCP port 1024..65535", 'got "80"']),
+    ("serve-bind-any-podman", "eagle3_serve_bind_address=0.0.0.0",
+     ["eagle3_serve_bind_address must be 127.0.0.1 on podman hosts", 'got "0.0.0.0"']),
+    ("api-key-on-command-line", "eagle3_serve_api_key=molecule-serving-key-on-the-cli",
+     ["eagle3_serve_api_key given on the ansible-playbook command line", "EAGLE3_API_KEY"]),
 ]
 
 
