@@ -148,3 +148,46 @@ def test_target_probe():
     found = json.loads(run_c(INSTALL / "target_probe.py"))
     assert found["python"] == "%d.%d" % sys.version_info[:2] and found["platform"].startswith("linux")
 
+
+
+# vLLM 0.29's gauges as /metrics shows them (one sample per engine; shape read off the rehearsal's serving unit).
+METRICS_BUSY = """# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="/var/lib/eagle3/models/target"} 2.0
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="/var/lib/eagle3/models/target"} 1.0
+"""
+
+
+def test_drain_waits_for_in_flight_requests_and_says_what_was_left():
+    drain = load(PROBES / "drain_wait.py")
+    assert drain.in_flight(METRICS_BUSY) == {"vllm:num_requests_running": 2.0, "vllm:num_requests_waiting": 1.0}
+    answers = [METRICS_BUSY, METRICS_BUSY, METRICS_BUSY.replace("} 2.0", "} 0.0").replace("} 1.0", "} 0.0")]
+
+    class Metrics(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = (answers.pop(0) if len(answers) > 1 else answers[0]).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Metrics)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        state = json.loads(run_c(PROBES / "drain_wait.py", url, "30"))
+        assert state["answered"] and state["drained"] and state["running"] == 0 and state["waited_s"] >= 0.9
+        answers[:] = [METRICS_BUSY]
+        state = json.loads(run_c(PROBES / "drain_wait.py", url, "1"))
+        assert state["answered"] and not state["drained"] and (state["running"], state["waiting"]) == (2.0, 1.0)
+    finally:
+        server.shutdown()
+    with socket.socket() as sock:  # a port nothing listens on: no server, nothing to drain
+        sock.bind(("127.0.0.1", 0))
+        free = sock.getsockname()[1]
+    assert json.loads(run_c(PROBES / "drain_wait.py", f"http://127.0.0.1:{free}", "5"))["answered"] is False

@@ -1,6 +1,8 @@
 """The molecule rehearsal host as the tests reach it (podman://), and its server's readiness."""
 from __future__ import annotations
 
+import json
+import shlex
 import time
 
 import pytest
@@ -37,3 +39,29 @@ def wait_healthy(unit: str, timeout: float = 300) -> None:
         assert HOST.service(unit).is_running or HOST.run(f"systemctl is-active {unit}").stdout.strip() == "activating", journal(unit)
         time.sleep(2)
     pytest.fail(f"{unit} not healthy after {timeout} s:\n{journal(unit)}")
+
+
+# One request from inside the host: prints the HTTP status, then the body (the key is an argument of this one
+# command, never written anywhere).
+REQUEST = """python3 - "$@" <<'EOF'
+import sys, urllib.error, urllib.request
+method, path, key, body = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+req = urllib.request.Request("http://127.0.0.1:%d" + path, data=body.encode() if body != "-" else None, method=method,
+                             headers={"Content-Type": "application/json"})
+if key != "-":
+    req.add_header("Authorization", "Bearer " + key)
+try:
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        print(resp.status); print(resp.read().decode())
+except urllib.error.HTTPError as exc:
+    print(exc.code); print(exc.read().decode())
+EOF""" % PORT
+
+
+def request(method: str, path: str, key: str | None = None, body: dict | None = None) -> tuple[int, str]:
+    """HTTP status and body of one request to the host's server on 127.0.0.1, with the API key when given."""
+    out = HOST.run(f"bash -c {shlex.quote(REQUEST)} request {method} {path} {shlex.quote(key or '-')} "
+                   f"{shlex.quote(json.dumps(body) if body is not None else '-')}")
+    status, _, text = out.stdout.partition("\n")
+    assert status.strip().isdigit(), out.stdout + out.stderr
+    return int(status), text

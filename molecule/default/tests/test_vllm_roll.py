@@ -1,0 +1,125 @@
+"""playbooks/roll.yml on the serving rehearsal host (site.yml left it serving eagle3 with k=3): a roll to k=2 puts
+the new profile into service after its check benchmark passed the gates; a roll to a deliberately broken
+configuration (a tokenizer path that does not exist: the server cannot start) fails its check, returns the host to
+its rollback point and serves k=2 again, which answers, and only with the key. (Named to run after
+test_vllm_loader.py, which reads the k=3 configuration site.yml wrote.)"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from rehearsal_host import HOST, NAME, journal, wait_healthy
+from rehearsal_host import request as host_request
+from site_run import EPHEMERAL, ROOT, site_env
+
+KEY = os.environ["EAGLE3_API_KEY"]
+OPTS = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False, "enforce-eager": True}
+UNIT = "vllm-serve.service"
+
+
+def roll(run_id: str, settings: dict) -> tuple[int, str]:
+    args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
+            "-e", json.dumps({"eagle3_serve": "eagle3", "eagle3_roll_num_prompts": 6, **settings}), "eagle3.trn2.roll"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=1200, cwd=ROOT, env=site_env(run_id),
+                          stdin=subprocess.DEVNULL)
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+def served_k() -> int:
+    exec_start = HOST.service(UNIT).systemd_properties["ExecStart"]
+    assert "--config /etc/eagle3/eagle3.yaml" in exec_start, exec_start
+    spec = yaml.safe_load(HOST.file("/etc/eagle3/eagle3.yaml").content_string)["speculative-config"]
+    return (json.loads(spec) if isinstance(spec, str) else spec)["num_speculative_tokens"]
+
+
+def request(path: str, key: str | None = None, body: dict | None = None) -> tuple[int, str]:
+    return host_request("POST" if body else "GET", path, key, body)
+
+
+def spec_totals() -> dict[str, float]:
+    sums: dict[str, float] = {}
+    for line in request("/metrics")[1].splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in ("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_drafts_total"):
+            sums[name] = sums.get(name, 0.0) + float(line.rsplit(" ", 1)[-1])
+    return sums
+
+
+def drafted_per_draft() -> float:
+    """Send a completion with the key; the tokens each draft proposed (= k), from the engine's own counters."""
+    model = yaml.safe_load(HOST.file("/etc/eagle3/eagle3.yaml").content_string)["served-model-name"]
+    before = spec_totals()
+    status, text = request("/v1/completions", KEY, {"model": model, "prompt": "1 2 3 4 5", "max_tokens": 24, "temperature": 0})
+    assert status == 200, text
+    after = spec_totals()
+    drafts = after["vllm:spec_decode_num_drafts_total"] - before.get("vllm:spec_decode_num_drafts_total", 0)
+    assert drafts > 0, "the serving engine made no drafts"
+    return (after["vllm:spec_decode_num_draft_tokens_total"] - before.get("vllm:spec_decode_num_draft_tokens_total", 0)) / drafts
+
+
+def unauthorized() -> int:
+    return request("/v1/models")[0]
+
+
+@pytest.fixture(scope="module")
+def rolled_to_k2():
+    if not HOST.service(UNIT).is_running:  # an earlier test may have taken the devices from the serving unit
+        assert HOST.run(f"systemctl start {UNIT}").rc == 0
+    wait_healthy(UNIT)
+    before = HOST.service(UNIT).systemd_properties["MainPID"]
+    rc, out = roll("roll-k2", {"eagle3_num_speculative_tokens": [2]})
+    return {"rc": rc, "out": out, "pid_before": before}
+
+
+@pytest.fixture(scope="module")
+def broken_roll(rolled_to_k2):
+    pid = HOST.service(UNIT).systemd_properties["MainPID"]
+    rc, out = roll("roll-broken", {"eagle3_num_speculative_tokens": [2],
+                                   "eagle3_server_options": {**OPTS, "tokenizer": "/var/lib/eagle3/models/no-such-tokenizer"}})
+    return {"rc": rc, "out": out, "pid_before": pid}
+
+
+def test_roll_to_k2_checks_the_host_then_serves_it(rolled_to_k2):
+    assert rolled_to_k2["rc"] == 0, rolled_to_k2["out"][-3000:]
+    verdict = json.loads((EPHEMERAL / "results" / f"roll-k2-{NAME}" / "verdict.json").read_text())
+    assert verdict["ok"] and verdict["hosts_expected"] == [NAME]
+    assert verdict["serving"]["hosts"][NAME]["profile"] == "eagle3"
+    wait_healthy(UNIT)
+    assert HOST.service(UNIT).systemd_properties["MainPID"] != rolled_to_k2["pid_before"]
+    assert served_k() == 2
+    assert drafted_per_draft() == pytest.approx(2.0)  # the engine proposes 2 tokens per draft now
+    assert unauthorized() == 401
+
+
+def test_rollback_point_is_root_only(rolled_to_k2):
+    rollback = HOST.file("/var/lib/eagle3/rollback")
+    assert (rollback.mode, rollback.user) == (0o700, "root")
+    assert HOST.file("/var/lib/eagle3/rollback/previous.tar").mode == 0o600  # it holds the API key
+    listing = HOST.run("tar -tf /var/lib/eagle3/rollback/previous.tar").stdout.split()
+    assert "etc/eagle3/serve.env" in listing and "etc/systemd/system/vllm-serve.service" in listing
+
+
+def test_broken_roll_stops_names_the_host_and_why(broken_roll):
+    assert broken_roll["rc"] != 0
+    out = broken_roll["out"]
+    assert f"roll stopped at {NAME}, step \"check the new configuration on this host" in out, out[-3000:]
+    assert "profile baseline failed" in out
+    assert f"{NAME} is back at its rollback point, serving eagle3 again" in out
+
+
+def test_after_the_broken_roll_the_previous_profile_serves_and_answers(broken_roll):
+    wait_healthy(UNIT)
+    service = HOST.service(UNIT)
+    assert service.is_running and service.is_enabled, journal(UNIT)
+    config = yaml.safe_load(HOST.file("/etc/eagle3/eagle3.yaml").content_string)
+    assert "tokenizer" not in config  # the broken option is gone with the rollback
+    assert served_k() == 2
+    assert drafted_per_draft() == pytest.approx(2.0)
+    assert unauthorized() == 401
+    for profile in ("baseline", "eagle3"):
+        assert HOST.run(f"systemctl is-active vllm-{profile}.service").stdout.strip() != "active"
