@@ -5,7 +5,8 @@ vLLM's own API key check (VLLM_API_KEY / --api-key; vllm/entrypoints/serve/middl
 runs completions and chat completions), /tokenize, /detokenize, /pooling, /score and the rest answer without
 the key. This guard asks for the same key on every path except the liveness and metrics endpoints a load
 balancer and Prometheus use. The key comes from the environment (VLLM_API_KEY, set by systemd from a
-root-only file); without one the server refuses to start rather than serve openly.
+root-only file); without one the middleware raises when it is built (at the first request), so the server
+answers 500 on every path rather than serve openly.
 
 Installed root-owned, read-only to the service (the role's serve entry point); plain ASGI, no imports beyond
 the standard library, so it loads into any vLLM's API server (vLLM adds a class given to --middleware with
