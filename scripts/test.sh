@@ -33,9 +33,6 @@ eagle3_log "argument_specs == defaults"
 python scripts/check_argspecs.py roles
 eagle3_log "syntax check"
 ansible-playbook --syntax-check site.yml eagle3.trn2.site eagle3.trn2.teardown >/dev/null
-eagle3_log "pytest (plugins, scripts)"
-pytest -q -p no:cacheprovider tests --durations=15
-
 if [ "${#SCENARIOS[@]}" -gt 0 ]; then
   # The scenarios run the collection as an ops team installs it: built from this checkout, installed
   # into a fresh path (molecule.yml and the tests' own ansible-playbook runs use EAGLE3_COLLECTIONS).
@@ -44,10 +41,78 @@ if [ "${#SCENARIOS[@]}" -gt 0 ]; then
   trap 'rm -rf "$EAGLE3_COLLECTIONS"' EXIT
   eagle3_collection_install "$EAGLE3_COLLECTIONS"
 fi
+
+# Two stages. First pytest and the scenarios that time nothing (ec2: moto; neuron: fixture repositories), side by
+# side: none of them measures speed, and they share no host name, port or results directory (ec2: moto on :5055;
+# neuron: its host on :2221, repositories on :8741-8742; pytest: free ports only). Then molecule default alone: its
+# converge gates the measured speedup, so nothing runs beside it (docs/testing.md, "The suite's time").
+# EAGLE3_TEST_PARALLEL=0 runs everything one after the other.
+TIMED=()
+QUIET=(pytest)
 for scenario in "${SCENARIOS[@]}"; do
-  eagle3_log "molecule test -s $scenario"
+  case "$scenario" in default) TIMED+=("$scenario") ;; *) QUIET+=("$scenario") ;; esac
+done
+part_log() { if [ "$1" = pytest ]; then echo "$ARTIFACTS/pytest.log"; else echo "$ARTIFACTS/molecule-$1.log"; fi; }
+part_command() {
+  if [ "$1" = pytest ]; then echo "pytest -q -p no:cacheprovider tests --durations=15"
+  else echo "molecule test -s $1"; fi
+}
+run_part() {  # NAME [live]: runs it, its output in part_log NAME (and on stdout if live), its exit status and
+  local name="$1" t0 rc  # seconds in $ARTIFACTS/NAME.rc
   t0=$(date +%s)
-  molecule test -s "$scenario" 2>&1 | tee "$ARTIFACTS/molecule-$scenario.log"
-  eagle3_log "molecule $scenario: $(( $(date +%s) - t0 )) s"
+  set +e
+  if [ "${2:-}" = live ]; then
+    $(part_command "$name") 2>&1 | tee "$(part_log "$name")"
+  else
+    $(part_command "$name") >"$(part_log "$name")" 2>&1
+  fi
+  rc=$?
+  set -e
+  echo "$rc $(( $(date +%s) - t0 ))" >"$ARTIFACTS/$name.rc"
+}
+show_part() {  # NAME [live]: prints its log (unless it was shown live) and result; returns its exit status
+  local rc secs
+  read -r rc secs <"$ARTIFACTS/$1.rc"
+  if [ "${2:-}" != live ]; then
+    printf '\n' >&2
+    eagle3_log "$(part_command "$1") ($(part_log "$1")):"
+    cat "$(part_log "$1")"
+  fi
+  eagle3_log "$1: $( [ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $secs s"
+  return "$rc"
+}
+for name in "${QUIET[@]}" "${TIMED[@]}"; do rm -f "$ARTIFACTS/$name.rc" "$(part_log "$name")"; done
+
+failed=()
+if [ "${EAGLE3_TEST_PARALLEL:-1}" = 1 ] && [ "${#QUIET[@]}" -gt 1 ]; then
+  eagle3_log "side by side: ${QUIET[*]} (logs in $ARTIFACTS, printed when each ends)"
+  pids=()
+  for name in "${QUIET[@]}"; do run_part "$name" & pids+=($!); done
+  # One line a minute while they run: which are still running, and the last line each printed.
+  t0=$(date +%s)
+  next=$(( t0 + 60 ))
+  while :; do
+    running=()
+    for name in "${QUIET[@]}"; do [ -e "$ARTIFACTS/$name.rc" ] || running+=("$name"); done
+    [ "${#running[@]}" -eq 0 ] && break
+    if [ "$(date +%s)" -ge "$next" ]; then
+      next=$(( next + 60 ))
+      for name in "${running[@]}"; do
+        eagle3_log "$name still running, $(( $(date +%s) - t0 )) s; its last line: $(grep -v '^[[:space:]]*$' "$(part_log "$name")" 2>/dev/null | tail -n 1 | cut -c1-160)"
+      done
+    fi
+    sleep 1
+  done
+  wait "${pids[@]}" || true
+else
+  for name in "${QUIET[@]}"; do run_part "$name"; done
+fi
+for name in "${QUIET[@]}"; do show_part "$name" || failed+=("$name"); done
+[ "${#failed[@]}" -eq 0 ] || { eagle3_log "failed: ${failed[*]}"; exit 1; }
+
+for scenario in "${TIMED[@]}"; do
+  eagle3_log "molecule test -s $scenario (alone: it measures speed)"
+  run_part "$scenario" live
+  show_part "$scenario" live || { eagle3_log "failed: $scenario"; exit 1; }
 done
 eagle3_log "all tests passed in $(( $(date +%s) - start )) s"

@@ -17,3 +17,20 @@ def test_reference_gate_is_informational_on_trn2(accelerator, enforced):
     assert NativeEnvironment().from_string(template).render(eagle3_accelerator=accelerator) is enforced
     # The other gates keep their settings from the one place they are defined (eagle3_gate_settings).
     assert list(MAIN["eagle3_gates"]) == ["reference"]
+
+
+@pytest.mark.parametrize(("hostvars", "address"), [
+    # An EC2 host serving on every interface: the monitor in the VPC scrapes its private address, not the public
+    # ansible_host the controller's SSH uses (provision's add_host and the aws_ec2 inventory both set private_ip_address).
+    ({"eagle3_serve_bind_address": "0.0.0.0", "ansible_host": "198.51.100.20", "private_ip_address": "10.0.1.20"},
+     "10.0.1.20:8000"),
+    # Another host serving on every interface (no private address known): its ansible_host.
+    ({"eagle3_serve_bind_address": "0.0.0.0", "ansible_host": "192.0.2.5"}, "192.0.2.5:8000"),
+    # The rehearsal: the loopback address it serves on.
+    ({"eagle3_serve_bind_address": "127.0.0.1", "ansible_host": "127.0.0.1", "private_ip_address": "10.0.1.20"},
+     "127.0.0.1:8000"),
+])
+def test_the_monitor_scrapes_where_the_host_serves(hostvars, address):
+    template = MAIN["eagle3_monitor_address"]
+    rendered = NativeEnvironment().from_string(template).render(eagle3_serve_port=8000, inventory_hostname="i-0abc", **hostvars)
+    assert rendered == address

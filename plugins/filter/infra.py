@@ -10,6 +10,9 @@ DOCUMENTATION = r"""
   short_description: CIDR check and compile-cache disk choice
   description:
     - C(eagle3_is_cidr) is true for an IPv4/IPv6 network in CIDR form with zero host bits.
+    - C(eagle3_cidrs_too_wide) lists the CIDRs of a list that open a port to too much of the internet, that is any
+      network wider than a /8 (IPv4) or a /16 (IPv6) however it is written (for example C(0.0.0.0/1)), and the whole
+      of an address family when the list's networks together cover it.
     - C(eagle3_cache_disk) picks the instance-store NVMe disk for the compile cache from lsblk's JSON.
 """
 
@@ -23,6 +26,32 @@ def eagle3_is_cidr(value: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+# The widest network a security-group rule may admit: a /8 (IPv4: 10.0.0.0/8, a company's whole private range) or a
+# /16 (IPv6). 0.0.0.0/0 is the whole internet; 0.0.0.0/1 + 128.0.0.0/1 is too, written in two halves.
+WIDEST_PREFIX = {4: 8, 6: 16}
+
+
+def eagle3_cidrs_too_wide(values: Any) -> list[str]:
+    """The entries of a list of CIDRs (or one CIDR) that admit too much: wider than WIDEST_PREFIX, or, when the
+    networks together cover a whole address family, the sentence saying so. Entries that are not CIDRs are left to
+    eagle3_is_cidr; the result is empty when nothing is too wide."""
+    items = [values] if isinstance(values, str) else list(values or [])
+    networks: list[Any] = []
+    wide: list[str] = []
+    for item in items:
+        if not eagle3_is_cidr(item):
+            continue
+        network = ipaddress.ip_network(item, strict=True)
+        networks.append(network)
+        if network.prefixlen < WIDEST_PREFIX[network.version]:
+            wide.append(str(item))
+    for version, everything in ((4, ipaddress.ip_network("0.0.0.0/0")), (6, ipaddress.ip_network("::/0"))):
+        mine = [n for n in networks if n.version == version]
+        if mine and list(ipaddress.collapse_addresses(mine)) == [everything] and not wide:
+            wide.append(f"together {', '.join(str(n) for n in mine)} cover all of {everything}")
+    return wide
 
 
 INSTANCE_STORE_MODEL = "Amazon EC2 NVMe Instance Storage"
@@ -76,4 +105,5 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_is_cidr": eagle3_is_cidr, "eagle3_cache_disk": eagle3_cache_disk}
+        return {"eagle3_is_cidr": eagle3_is_cidr, "eagle3_cidrs_too_wide": eagle3_cidrs_too_wide,
+                "eagle3_cache_disk": eagle3_cache_disk}

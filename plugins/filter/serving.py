@@ -93,7 +93,7 @@ def eagle3_serving_targets(plan: dict[str, Any] | None, addresses: dict[str, str
     maps each inventory host to HOST:PORT of its serving unit. A serving host without an address is an error."""
     targets = []
     for host, entry in sorted(((plan or {}).get("hosts") or {}).items()):
-        if not entry.get("profile"):
+        if not (entry or {}).get("profile"):  # serves nothing (a serving record's null)
             continue
         if not addresses.get(host):
             raise ValueError(f"eagle3_serving_targets: {host} serves {entry['profile']} but has no monitor address")

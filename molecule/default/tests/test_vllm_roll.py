@@ -1,14 +1,16 @@
 """playbooks/roll.yml on the serving rehearsal host (site.yml left it serving eagle3 with k=3): a roll to k=2 puts
 the new profile into service after its check benchmark passed the gates; a roll to a deliberately broken
-configuration (a tokenizer path that does not exist: the server cannot start) fails its check, returns the host to
-its rollback point and serves k=2 again, which answers, and only with the key. (Named to run after
-test_vllm_loader.py, which reads the k=3 configuration site.yml wrote.)"""
+configuration (a tokenizer path that does not exist: the server cannot start), which also moves the serving port and
+changes the API key, fails its check, returns the host to its rollback point and serves k=2 again where it served, which
+answers, and only with the old key. After the good roll serving.json records what serves and Prometheus scrapes it.
+(Named to run after test_vllm_loader.py, which reads the k=3 configuration site.yml wrote.)"""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -20,13 +22,17 @@ from site_run import EPHEMERAL, ROOT, site_env
 KEY = os.environ["EAGLE3_API_KEY"]
 OPTS = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False, "enforce-eager": True}
 UNIT = "vllm-serve.service"
+# The broken roll's new key and serving port: the rollback must check the server where it was, with the key it had.
+NEW_KEY = "molecule-rolled-key-never-served-0123"
+NEW_PORT = 8111
+PROMETHEUS = "http://127.0.0.1:9190"  # the monitor's eagle3_prometheus_listen_address (molecule inventory)
 
 
-def roll(run_id: str, settings: dict) -> tuple[int, str]:
+def roll(run_id: str, settings: dict, key: str = KEY) -> tuple[int, str]:
     args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
             "-e", json.dumps({"eagle3_serve": "eagle3", "eagle3_roll_num_prompts": 6, **settings}), "eagle3.trn2.roll"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=1200, cwd=ROOT, env=site_env(run_id),
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=1200, cwd=ROOT,
+                          env={**site_env(run_id), "EAGLE3_API_KEY": key}, stdin=subprocess.DEVNULL)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
 
 
@@ -79,8 +85,9 @@ def rolled_to_k2():
 @pytest.fixture(scope="module")
 def broken_roll(rolled_to_k2):
     pid = HOST.service(UNIT).systemd_properties["MainPID"]
-    rc, out = roll("roll-broken", {"eagle3_num_speculative_tokens": [2],
-                                   "eagle3_server_options": {**OPTS, "tokenizer": "/var/lib/eagle3/models/no-such-tokenizer"}})
+    rc, out = roll("roll-broken", {"eagle3_num_speculative_tokens": [2], "eagle3_serve_port": NEW_PORT,
+                                   "eagle3_server_options": {**OPTS, "tokenizer": "/var/lib/eagle3/models/no-such-tokenizer"}},
+                   key=NEW_KEY)
     return {"rc": rc, "out": out, "pid_before": pid}
 
 
@@ -94,6 +101,18 @@ def test_roll_to_k2_checks_the_host_then_serves_it(rolled_to_k2):
     assert served_k() == 2
     assert drafted_per_draft() == pytest.approx(2.0)  # the engine proposes 2 tokens per draft now
     assert unauthorized() == 401
+
+
+def test_the_roll_records_what_serves_and_prometheus_scrapes_it(rolled_to_k2):
+    serving = json.loads((EPHEMERAL / "results" / "roll-k2" / "serving.json").read_text())
+    assert serving["mode"] == "roll" and serving["hosts"][NAME]["profile"] == "eagle3"
+    assert serving["hosts"][NAME]["url"] == "http://127.0.0.1:8100"
+    with urllib.request.urlopen(f"{PROMETHEUS}/api/v1/targets?state=active", timeout=10) as resp:
+        targets = json.load(resp)["data"]["activeTargets"]
+    mine = [t for t in targets if t["labels"].get("host") == NAME]
+    assert [t["scrapeUrl"] for t in mine] == ["http://127.0.0.1:8100/metrics"], targets
+    # The monitoring role waited for a scrape of the new server before the roll ended.
+    assert mine[0]["health"] == "up" and mine[0]["labels"]["profile"] == "eagle3", mine
 
 
 def test_rollback_point_is_root_only_and_dropped_after_the_roll(rolled_to_k2):
@@ -110,6 +129,8 @@ def test_broken_roll_stops_names_the_host_and_why(broken_roll):
     assert f"roll stopped at {NAME}, step \"check the new configuration on this host" in out, out[-3000:]
     assert "profile baseline failed" in out
     assert f"{NAME} is back at its rollback point, serving eagle3 again" in out
+    # The drain reached the server where it served (8100), not the port rolled to.
+    assert f"{NAME}: drained in" in out and "no serving unit answered" not in out
 
 
 def test_after_the_broken_roll_the_previous_profile_serves_and_answers(broken_roll):
@@ -121,6 +142,9 @@ def test_after_the_broken_roll_the_previous_profile_serves_and_answers(broken_ro
     assert served_k() == 2
     assert drafted_per_draft() == pytest.approx(2.0)
     assert unauthorized() == 401
+    assert request("/v1/models", NEW_KEY)[0] == 401  # the key of the failed roll never served
+    assert f"--port {NEW_PORT}" not in service.systemd_properties["ExecStart"]
+    assert not (EPHEMERAL / "results" / "roll-broken" / "serving.json").exists()  # the roll stopped before recording
     for profile in ("baseline", "eagle3"):
         assert HOST.run(f"systemctl is-active vllm-{profile}.service").stdout.strip() != "active"
     assert not HOST.file("/var/lib/eagle3-rollback/previous.tar").exists  # dropped after the rollback too

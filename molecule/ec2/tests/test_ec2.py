@@ -95,13 +95,23 @@ def test_region_without_trn2_is_refused_before_any_change():
 def test_open_admin_cidr_is_refused():
     proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_admin_cidr=0.0.0.0/0")
     assert proc.returncode != 0
-    assert "provision_ec2_admin_cidr must not be the whole internet (0.0.0.0/0)" in flat(proc)
+    assert "provision_ec2_admin_cidr must not be the whole internet nor wider than a /8" in flat(proc)
+    assert '(got "0.0.0.0/0")' in flat(proc)
 
 
-def test_serving_port_open_to_the_internet_is_refused():
-    proc = playbook("playbooks/provision.yml", "-e", '{"eagle3_serve_client_cidrs": ["203.0.113.0/24", "0.0.0.0/0"]}')
+@pytest.mark.parametrize(("cidrs", "named"), [
+    (["203.0.113.0/24", "0.0.0.0/0"], "too wide: 0.0.0.0/0"),
+    # The same, written so that an exact-string check misses it: two halves, IPv6's all in another spelling.
+    (["0.0.0.0/1", "128.0.0.0/1"], "too wide: 0.0.0.0/1; 128.0.0.0/1"),
+    (["::0/0"], "too wide: ::0/0"),
+])
+def test_serving_port_open_to_the_internet_is_refused(cidrs, named):
+    before = EC2.describe_security_groups()["SecurityGroups"]
+    proc = playbook("playbooks/provision.yml", "-e", json.dumps({"eagle3_serve_client_cidrs": cidrs}))
     assert proc.returncode != 0
-    assert "must not open the vLLM port to the whole internet" in flat(proc)
+    assert "must not open the vLLM port to the whole internet nor to a range wider than a /8" in flat(proc)
+    assert named in flat(proc)
+    assert EC2.describe_security_groups()["SecurityGroups"] == before
 
 
 def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):
