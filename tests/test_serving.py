@@ -137,3 +137,15 @@ def test_the_monitor_scrapes_every_host_that_serves_and_no_other():
     assert eagle3_serving_targets(None, addresses) == []
     with pytest.raises(ValueError, match="rehearsal-1 serves eagle3 but has no monitor address"):
         eagle3_serving_targets(plan, {})
+
+
+def test_a_serving_record_is_scraped_for_its_serving_hosts_only():
+    # serving.json's shape (playbooks/tasks/serving_record.yml): a host the run did not check serving is null.
+    from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving_targets
+    record = {"run_id": "roll-k2", "mode": "roll", "hosts": {
+        "rehearsal-1": {"profile": "eagle3", "unit": "vllm-serve.service", "url": "http://127.0.0.1:8000",
+                        "listen": "127.0.0.1:8000"},
+        "rehearsal-2": None}}
+    addresses = {"rehearsal-1": "127.0.0.1:8000", "rehearsal-2": "127.0.0.1:8001"}
+    assert eagle3_serving_targets(record, addresses) == [
+        {"host": "rehearsal-1", "address": "127.0.0.1:8000", "profile": "eagle3"}]

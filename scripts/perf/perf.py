@@ -39,7 +39,9 @@ def log(msg: str) -> None:
 
 
 def inventory(path: Path, hosts: dict[str, int]) -> Path:
-    """A rehearsal inventory (its group_vars) with the given perf hosts and server ports (sshd: port - 6000)."""
+    """A rehearsal inventory (its group_vars) with the given perf hosts and server ports (sshd: port - 6000), serving
+    the agreeing pair (the automation's cost is measured against scripts/perf/tutorial-bare.sh, which serves it too,
+    and a fresh host trains nothing)."""
     path.mkdir(parents=True, exist_ok=True)
     link = path / "group_vars"
     if not link.exists():
@@ -49,9 +51,11 @@ def inventory(path: Path, hosts: dict[str, int]) -> Path:
     lines = ["---", "all:", "  children:", "    eagle3:", "      children:", "        controller:", "          hosts:",
              "            localhost:", "              ansible_connection: local",
              '              ansible_python_interpreter: "{{ ansible_playbook_python }}"',
+             "              eagle3_rehearsal_pair: agreeing",
              "        vllm_hosts:", "          hosts:"]
     for name, port in hosts.items():
-        lines += [f"            {name}:", f"              eagle3_port: {port}", f"              ansible_port: {port - 6000}"]
+        lines += [f"            {name}:", f"              eagle3_port: {port}", f"              ansible_port: {port - 6000}",
+                  "              eagle3_rehearsal_pair: agreeing"]
     (path / "hosts.yml").write_text("\n".join(lines) + "\n" + connection)
     return path
 

@@ -1,5 +1,5 @@
 """The ec2 provider against moto: tags, volumes, IMDSv2, security group, scaling, refusal,
-inventory plugin, an interrupted provision and teardown."""
+inventory plugin, an instance replacement that fails on its new instance, an interrupted provision and teardown."""
 from __future__ import annotations
 
 import json
@@ -25,9 +25,9 @@ def fleet() -> list[dict]:
     return sorted((i for r in pages for i in r["Instances"]), key=lambda i: i["LaunchTime"])
 
 
-def playbook(name: str, *extra: str) -> subprocess.CompletedProcess:
+def playbook(name: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"), str(ROOT / name), *extra],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+                          capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
 def flat(proc: subprocess.CompletedProcess) -> str:
@@ -126,6 +126,48 @@ def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):
     ids = {i["InstanceId"] for i in fleet()}
     assert set(inventory["vllm_hosts"]["hosts"]) == ids
     assert set(inventory["fleet_molecule"]["hosts"]) == ids
+
+
+def every_instance() -> dict[str, str]:
+    """Instance id -> state, terminated ones included (moto keeps them, as EC2 does for a while)."""
+    pages = EC2.describe_instances(Filters=[FLEET])["Reservations"]
+    return {i["InstanceId"]: i["State"]["Name"] for r in pages for i in r["Instances"]}
+
+
+# What the full preflight of playbooks/replace.yml needs beyond the scenario's provisioning settings (the trn2 path:
+# an apt key fingerprint, hub models without the gated-access request, which would reach the internet).
+REPLACE = {"eagle3_serve": "eagle3", "neuron_sdk_apt_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567",
+           "model_assets_gated_check": False, "model_assets_dataset_checksum": "sha256:" + "0" * 64}
+
+
+def test_replacement_failing_on_its_new_instance_terminates_it_and_keeps_the_old_one():
+    # Make before break: the new instance is launched beside the old one; it cannot be reached (moto's instances run
+    # nothing, and the test keeps every connection on loopback: ansible_host 127.0.0.1, port 9, refused), so it is
+    # terminated again and the instance it was to replace stays, untouched.
+    before = [i["InstanceId"] for i in fleet()]
+    old = before[0]
+    known = set(every_instance())
+    proc = playbook("playbooks/replace.yml", "-e", json.dumps({
+        **REPLACE, "eagle3_replace": [old], "provision_ec2_ssh_timeout": 5, "ansible_host": "127.0.0.1", "ansible_port": 9}),
+        env={"EAGLE3_API_KEY": "molecule-serving-key-not-a-secret", "EAGLE3_RUN_ID": "replace-fails"})
+    out = flat(proc)
+    assert proc.returncode != 0, out[-3000:]
+    new = sorted(set(every_instance()) - known)
+    assert len(new) == 1, (new, out[-3000:])  # one new instance per instance to replace
+    assert f"replacing {old} by {new[0]}" in out
+    assert f'replacement stopped: {new[0]}, step "reach the new instance over SSH"' in out, out[-3000:]
+    assert f"The new instances {new[0]} were terminated; {old} keep serving as before." in out
+    assert every_instance()[new[0]] in ("shutting-down", "terminated")
+    assert [i["InstanceId"] for i in fleet()] == before  # the fleet as it was, the old instance running
+
+
+def test_replacement_refuses_an_instance_outside_the_fleet():
+    before = every_instance()
+    proc = playbook("playbooks/replace.yml", "-e", json.dumps({**REPLACE, "eagle3_replace": ["i-0123456789abcdef0"]}),
+                    env={"EAGLE3_API_KEY": "molecule-serving-key-not-a-secret", "EAGLE3_RUN_ID": "replace-outside"})
+    assert proc.returncode != 0
+    assert "eagle3_replace names i-0123456789abcdef0, not running in fleet molecule" in flat(proc), flat(proc)[-3000:]
+    assert every_instance() == before  # nothing launched
 
 
 def test_scale_up_then_down_keeps_instances():
