@@ -25,6 +25,7 @@ SCENARIOS=(ec2 neuron default)
 [ "${1:-}" = static ] && SCENARIOS=()
 
 start=$(date +%s)
+cleanup() { :; }  # replaced below when a collection is installed into a temporary path
 eagle3_log "yamllint --strict"
 yamllint --strict .
 eagle3_log "ansible-lint (production profile)"
@@ -38,15 +39,18 @@ if [ "${#SCENARIOS[@]}" -gt 0 ]; then
   # into a fresh path (molecule.yml and the tests' own ansible-playbook runs use EAGLE3_COLLECTIONS).
   EAGLE3_COLLECTIONS="$(mktemp -d "${TMPDIR:-/tmp}/eagle3-collections.XXXXXX")"
   export EAGLE3_COLLECTIONS
-  trap 'rm -rf "$EAGLE3_COLLECTIONS"' EXIT
+  cleanup() { rm -rf "$EAGLE3_COLLECTIONS"; }
+  trap cleanup EXIT
   eagle3_collection_install "$EAGLE3_COLLECTIONS"
 fi
 
-# Two stages. First pytest and the scenarios that time nothing (ec2: moto; neuron: fixture repositories), side by
-# side: none of them measures speed, and they share no host name, port or results directory (ec2: moto on :5055;
-# neuron: its host on :2221, repositories on :8741-8742; pytest: free ports only). Then molecule default alone: its
-# converge gates the measured speedup, so nothing runs beside it (docs/testing.md, "The suite's time").
-# EAGLE3_TEST_PARALLEL=0 runs everything one after the other.
+# One stage: molecule default in the foreground, shown live (its converge and its roll gate a measured speedup), and
+# beside it, at `nice -n 19`, the parts that time nothing: pytest, molecule ec2 (moto) and molecule neuron (fixture
+# repositories). Niced, they take only what default leaves idle (about 30 % of 2 cores), so default's timing is its
+# own; they share no host name, port or results directory with it or each other (default: its hosts on
+# :2211/:2219, :8100, :9190; ec2: moto on :5055; neuron: its host on :2221, repositories on :8741-8742; pytest: free
+# ports and hosts that are never created). docs/testing.md, "The suite's time".
+# EAGLE3_TEST_PARALLEL=0 runs everything one after the other, at normal priority.
 TIMED=()
 QUIET=(pytest)
 for scenario in "${SCENARIOS[@]}"; do
@@ -57,12 +61,14 @@ part_command() {
   if [ "$1" = pytest ]; then echo "pytest -q -p no:cacheprovider tests --durations=15"
   else echo "molecule test -s $1"; fi
 }
-run_part() {  # NAME [live]: runs it, its output in part_log NAME (and on stdout if live), its exit status and
+run_part() {  # NAME [live|nice]: runs it, its output in part_log NAME (and on stdout if live), its exit status and
   local name="$1" t0 rc  # seconds in $ARTIFACTS/NAME.rc
   t0=$(date +%s)
   set +e
   if [ "${2:-}" = live ]; then
     $(part_command "$name") 2>&1 | tee "$(part_log "$name")"
+  elif [ "${2:-}" = nice ]; then
+    nice -n 19 $(part_command "$name") >"$(part_log "$name")" 2>&1
   else
     $(part_command "$name") >"$(part_log "$name")" 2>&1
   fi
@@ -81,38 +87,35 @@ show_part() {  # NAME [live]: prints its log (unless it was shown live) and resu
   eagle3_log "$1: $( [ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $secs s"
   return "$rc"
 }
+still_running() {  # NAME...: one line for each part that has not ended yet, with the last line it printed
+  local name
+  for name in "$@"; do
+    [ -e "$ARTIFACTS/$name.rc" ] && continue
+    eagle3_log "$name still running, $(( $(date +%s) - start )) s in; its last line: $(grep -v '^[[:space:]]*$' "$(part_log "$name")" 2>/dev/null | tail -n 1 | cut -c1-160)"
+  done
+}
 for name in "${QUIET[@]}" "${TIMED[@]}"; do rm -f "$ARTIFACTS/$name.rc" "$(part_log "$name")"; done
 
 failed=()
-if [ "${EAGLE3_TEST_PARALLEL:-1}" = 1 ] && [ "${#QUIET[@]}" -gt 1 ]; then
-  eagle3_log "side by side: ${QUIET[*]} (logs in $ARTIFACTS, printed when each ends)"
+if [ "${EAGLE3_TEST_PARALLEL:-1}" = 1 ]; then
+  mode=plain
+  [ "${#TIMED[@]}" -gt 0 ] && mode=nice
+  eagle3_log "side by side${TIMED:+ at nice 19, beside ${TIMED[*]}}: ${QUIET[*]} (logs in $ARTIFACTS, printed when each ends)"
   pids=()
-  for name in "${QUIET[@]}"; do run_part "$name" & pids+=($!); done
-  # One line a minute while they run: which are still running, and the last line each printed.
-  t0=$(date +%s)
-  next=$(( t0 + 60 ))
-  while :; do
-    running=()
-    for name in "${QUIET[@]}"; do [ -e "$ARTIFACTS/$name.rc" ] || running+=("$name"); done
-    [ "${#running[@]}" -eq 0 ] && break
-    if [ "$(date +%s)" -ge "$next" ]; then
-      next=$(( next + 60 ))
-      for name in "${running[@]}"; do
-        eagle3_log "$name still running, $(( $(date +%s) - t0 )) s; its last line: $(grep -v '^[[:space:]]*$' "$(part_log "$name")" 2>/dev/null | tail -n 1 | cut -c1-160)"
-      done
-    fi
-    sleep 1
+  for name in "${QUIET[@]}"; do run_part "$name" "$mode" & pids+=($!); done
+  # A line a minute on what still runs in the background, between default's own lines.
+  ( while sleep 60; do still_running "${QUIET[@]}"; done ) & ticker=$!
+  trap 'kill "$ticker" 2>/dev/null; cleanup' EXIT
+  for scenario in "${TIMED[@]}"; do
+    eagle3_log "molecule test -s $scenario (in the foreground: it measures speed)"
+    run_part "$scenario" live
+    show_part "$scenario" live || failed+=("$scenario")
   done
   wait "${pids[@]}" || true
+  kill "$ticker" 2>/dev/null || true
+  for name in "${QUIET[@]}"; do show_part "$name" || failed+=("$name"); done
 else
-  for name in "${QUIET[@]}"; do run_part "$name"; done
+  for name in "${QUIET[@]}" "${TIMED[@]}"; do run_part "$name"; show_part "$name" || failed+=("$name"); done
 fi
-for name in "${QUIET[@]}"; do show_part "$name" || failed+=("$name"); done
 [ "${#failed[@]}" -eq 0 ] || { eagle3_log "failed: ${failed[*]}"; exit 1; }
-
-for scenario in "${TIMED[@]}"; do
-  eagle3_log "molecule test -s $scenario (alone: it measures speed)"
-  run_part "$scenario" live
-  show_part "$scenario" live || { eagle3_log "failed: $scenario"; exit 1; }
-done
 eagle3_log "all tests passed in $(( $(date +%s) - start )) s"

@@ -35,7 +35,9 @@ width. A narrow, deep target (hidden 64 = 2 heads of 32, the CPU attention's min
 float32, because CPUs without AVX512-BF16 run bfloat16 matmuls through a slow fallback.
 
 Training runs on --threads threads (2 by default, fixed so that a result does not depend on the
-machine's core count); the whole run is budgeted at 3 minutes on 2 cores (docs/performance.md).
+machine's core count); the whole run is budgeted at 3 minutes on 2 cores (docs/performance.md). How the
+threads wait (--wait-policy) changes the time, never the bits: spinning when the machine is idle, sleeping
+when it is busy.
 The weak draft is the same head trained for --weak-steps on the hidden states and greedy tokens of
 the target as it was after --weak-target-steps of its training: a draft trained against another
 (undertrained) target, as the tutorial's "acceptance below 30 %" case. (Stopping the real draft
@@ -107,6 +109,29 @@ def chain_lines(seed: int, count: int) -> list[str]:
         line = " ".join(words)
         lines.append(line[0].upper() + line[1:] + rng.choice([",", ".", ";", ""]) + "\n")
     return lines
+
+
+def idle_cpus(seconds: float = 1.0, stat: Path = Path("/proc/stat")) -> float:
+    """How many CPUs of the machine were idle over `seconds` (/proc/stat; in a container, the machine's)."""
+    def sample():
+        lines = stat.read_text().splitlines()
+        fields = [int(x) for x in lines[0].split()[1:9]]  # user nice system idle iowait irq softirq steal
+        cpus = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
+        return fields[3] + fields[4], sum(fields), cpus
+    try:
+        idle0, total0, _ = sample()
+        time.sleep(seconds)
+        idle1, total1, cpus = sample()
+    except (OSError, ValueError, IndexError):
+        return 0.0  # unknown: the caller sleeps, the safe choice on a shared machine
+    return cpus * (idle1 - idle0) / max(1, total1 - total0)
+
+
+def wait_policy(requested: str, threads: int, idle: float) -> str:
+    """OMP_WAIT_POLICY for --wait-policy: auto spins only with an idle CPU for every thread (half a CPU of slack)."""
+    if requested != "auto":
+        return requested.upper()
+    return "ACTIVE" if idle >= threads - 0.5 else "PASSIVE"
 
 
 def sha256(path: Path) -> str:
@@ -504,10 +529,17 @@ def main() -> int:
     parser.add_argument("--prompt-tokens", type=int, default=512)
     parser.add_argument("--output-tokens", type=int, default=128)
     parser.add_argument("--continuations", type=int, default=48)
+    parser.add_argument("--wait-policy", choices=["auto", "active", "passive"], default="auto",
+                        help="how OpenMP threads wait (the results are the same bits either way): auto spins when "
+                             "the machine has an idle CPU for every thread, else sleeps")
     args = parser.parse_args()
-    # Before torch loads: OpenMP threads that wait by spinning burn a shared machine's cores in barriers
-    # (measured under load: 2 threads spun to 7x the CPU seconds a training step needs).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # Before torch loads (OpenMP reads it once). On a VM with idle CPUs, sleeping waits cost a halted vCPU's wake-up
+    # at every barrier: a target step took 0.70 s sleeping against 0.37 s spinning; with every core busy with other
+    # work, spinning threads wait for each other's time slices: 4.12 s against 1.11 (docs/performance.md).
+    idle = idle_cpus() if args.wait_policy == "auto" and args.pair == "trained" else None  # only training waits
+    os.environ["OMP_WAIT_POLICY"] = wait_policy(args.wait_policy, args.threads, idle or 0.0)
+    say(f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']} (--wait-policy {args.wait_policy}"
+        + (f": {idle:.1f} CPUs idle for {args.threads} threads)" if idle is not None else ")"))
 
     built = trained(args) if args.pair == "trained" else untrained(args)
 
@@ -517,7 +549,7 @@ def main() -> int:
     manifest = {
         "key": args.key, "seed": args.seed, "pair": args.pair, "hidden_size": args.hidden_size,
         "target_layers": args.target_layers, "dtype": args.dtype, **built,
-        "seconds": round(time.monotonic() - STARTED, 1),
+        "seconds": round(time.monotonic() - STARTED, 1), "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
         "files": {str(p.relative_to(args.out)): sha256(p) for p in files},
     }
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
