@@ -105,7 +105,7 @@ if [ "${EAGLE3_TEST_PARALLEL:-1}" = 1 ]; then
   for name in "${QUIET[@]}"; do run_part "$name" "$mode" & pids+=($!); done
   # A line a minute on what still runs in the background, between default's own lines.
   ( while sleep 60; do still_running "${QUIET[@]}"; done ) & ticker=$!
-  trap 'kill "$ticker" 2>/dev/null; cleanup' EXIT
+  trap 'kill "$ticker" 2>/dev/null || true; cleanup' EXIT
   for scenario in "${TIMED[@]}"; do
     eagle3_log "molecule test -s $scenario (in the foreground: it measures speed)"
     run_part "$scenario" live
