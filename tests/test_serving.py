@@ -44,9 +44,10 @@ def test_a_named_profile_that_failed_a_gate_never_serves():
 
 
 def test_best_of_a_sweep_is_the_fastest_profile_passing_every_gate():
-    report = plan_of(RUNS / "trained-sweep", ["trained-1"], "best")
-    plan, sweep = report["verdict"]["serving"], report["summary"]["sweep"]["trained-1"]
-    rows = {r["profile"]: r for r in report["summary"]["hosts"]["trained-1"]}
+    (host,) = [p.name for p in (RUNS / "trained-sweep").iterdir() if p.is_dir()]
+    report = plan_of(RUNS / "trained-sweep", [host], "best")
+    plan, sweep = report["verdict"]["serving"], report["summary"]["sweep"][host]
+    rows = {r["profile"]: r for r in report["summary"]["hosts"][host]}
     assert plan["profile"] == sweep["winner"]
     assert rows[plan["profile"]]["output_throughput"] == max(r["output_throughput"] for r in rows.values())
 
