@@ -62,15 +62,14 @@ part_command() {
   else echo "molecule test -s $1"; fi
 }
 run_part() {  # NAME [live|nice]: runs it, its output in part_log NAME (and on stdout if live), its exit status and
-  local name="$1" t0 rc  # seconds in $ARTIFACTS/NAME.rc
+  local name="$1" t0 rc prefix=(env)  # seconds in $ARTIFACTS/NAME.rc
+  [ "${2:-}" = nice ] && prefix=(nice -n 19)
   t0=$(date +%s)
   set +e
   if [ "${2:-}" = live ]; then
     $(part_command "$name") 2>&1 | tee "$(part_log "$name")"
-  elif [ "${2:-}" = nice ]; then
-    nice -n 19 $(part_command "$name") >"$(part_log "$name")" 2>&1
   else
-    $(part_command "$name") >"$(part_log "$name")" 2>&1
+    "${prefix[@]}" $(part_command "$name") >"$(part_log "$name")" 2>&1
   fi
   rc=$?
   set -e

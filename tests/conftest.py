@@ -24,6 +24,12 @@ sys.path.insert(0, str(COLLECTIONS))
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
 
 
+def host_of(run: str) -> str:
+    """The one host directory of a single-host fixture run under RUNS."""
+    (host,) = [p.name for p in (RUNS / run).iterdir() if p.is_dir()]
+    return host
+
+
 @pytest.fixture
 def agree_run() -> dict[str, dict]:
     """{profile: bench JSON} of the agreeing-draft run (one host)."""

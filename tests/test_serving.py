@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, RUNS
+from conftest import ROOT, RUNS, host_of
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
 
@@ -44,7 +44,7 @@ def test_a_named_profile_that_failed_a_gate_never_serves():
 
 
 def test_best_of_a_sweep_is_the_fastest_profile_passing_every_gate():
-    (host,) = [p.name for p in (RUNS / "trained-sweep").iterdir() if p.is_dir()]
+    host = host_of("trained-sweep")
     report = plan_of(RUNS / "trained-sweep", [host], "best")
     plan, sweep = report["verdict"]["serving"], report["summary"]["sweep"][host]
     rows = {r["profile"]: r for r in report["summary"]["hosts"][host]}

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import RUNS
+from conftest import RUNS, host_of
 from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_parity
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run, read_run
@@ -19,11 +19,6 @@ from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run, 
 # The rehearsal inventory's gates (parity, acceptance, speedup enforced; reference informational).
 REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
 REFERENCE = json.loads((RUNS.parent / "references/rehearsal-fixture-pair.json").read_text())
-
-
-def host_of(run: str) -> str:
-    (host,) = [p.name for p in (RUNS / run).iterdir() if p.is_dir()]
-    return host
 
 
 def results(run: str) -> dict[str, dict]:
