@@ -6,6 +6,8 @@
 #     the EAGLE3 speedup as a distribution on a converged rehearsal host (scripts/perf/speedup.py)
 #   scripts/perf.sh --stragglers [--hosts NAME:PORT,NAME:PORT] [--delay D] [--prompts N] [--checkout DIR] [--no-converge] [--keep]
 #     fleet wall time vs the slowest host's own time with cross-step delays (scripts/perf/stragglers.py)
+#   scripts/perf.sh --compile-cache [--hosts NAME:PORT,NAME:PORT] [--prompts N] [--no-converge] [--keep]
+#     a first start with the canary's shipped compile cache vs the canary's cold one (scripts/perf/compile_cache.py)
 source "$(dirname "$0")/env.sh"
 eagle3_apt_prereqs
 eagle3_venv requirements.txt
@@ -17,5 +19,9 @@ fi
 if [ "${1:-}" = --stragglers ]; then
   shift
   exec python scripts/perf/stragglers.py "$@"
+fi
+if [ "${1:-}" = --compile-cache ]; then
+  shift
+  exec python scripts/perf/compile_cache.py "$@"
 fi
 exec python scripts/perf/perf.py "$@"

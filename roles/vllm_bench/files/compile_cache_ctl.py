@@ -1,0 +1,105 @@
+"""The fleet's compile cache state on the controller, one manifest per run and profile (issue 15, "compile once").
+
+Usage: compile_cache_ctl.py set MANIFEST JSON
+       compile_cache_ctl.py wait MANIFEST PROFILE WINDOW DEADLINE CANARY_FAILURE
+The canary host (the first host of the benchmark play) compiles each profile itself and announces it: `set` writes
+{"state": "compiling", "canary": HOST, "key": KEY, "material": {...}} with the ansible-playbook process that runs it
+(PID and start time, as window_lock.py records its owner), and later "shipped" (with the archive's name and size),
+"empty" (nothing in the cache to ship) or "failed" (the profile failed on the canary). Every write replaces the file
+atomically (a temporary file renamed over it).
+
+The other hosts, before their first start of the profile, `wait` up to WINDOW seconds for a state other than
+"compiling" and print one JSON object: "done" (the canary is finished with it: shipped, empty, failed, or gone;
+or DEADLINE, epoch seconds, has passed: "timeout"; or the canary recorded a failure (CANARY_FAILURE, its
+failure.json on the controller) newer than the manifest, or with no manifest: "failed"; the host then compiles itself),
+"state", "key", "material", "canary", "archive", "waited" and a "progress" line the play shows per window
+(plugins/callback/eagle3_progress.py). A canary whose ansible-playbook process is gone (a killed run) counts as
+"gone"; no manifest yet means the canary has not reached the profile (still installing, or waiting for its own turn).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from window_lock import _alive, controller  # noqa: E402  (the same owner record as the window lock)
+
+FINISHED = ("shipped", "empty", "failed")
+
+
+def _read(manifest: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def set_state(manifest: Path, fields: dict[str, Any]) -> dict[str, Any]:
+    data = dict(_read(manifest) or {})
+    data.update(fields)
+    data.update(owner=controller(), updated=round(time.time(), 1))
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=manifest.parent, prefix=manifest.name + ".")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle, indent=1, sort_keys=True)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, manifest)
+    return data
+
+
+def _failed_since(failure: Path, data: dict[str, Any] | None) -> bool:
+    try:
+        failed_at = failure.stat().st_mtime
+    except OSError:
+        return False
+    return data is None or failed_at >= float(data.get("updated", 0))
+
+
+def wait(manifest: Path, profile: str, window: float, deadline: float, failure: Path) -> dict[str, Any]:
+    began = time.monotonic()
+    while True:
+        data = _read(manifest)
+        state = (data or {}).get("state")
+        if state not in FINISHED and _failed_since(failure, data):
+            state = "failed"
+        if data is not None and state not in FINISHED and not _alive(data.get("owner") or {}):
+            state = "gone"
+        if state not in FINISHED and state != "gone" and time.time() >= deadline:
+            state = "timeout"
+        if state in FINISHED or state in ("gone", "timeout"):
+            data = data or {}
+            waited = round(time.monotonic() - began, 1)
+            return {"done": True, "state": state, "key": data.get("key"), "material": data.get("material"),
+                    "canary": data.get("canary"), "archive": data.get("archive"), "waited": waited,
+                    "progress": f"compile cache of {profile}: the canary {data.get('canary')} is done ({state})"}
+        if time.monotonic() - began >= window:
+            break
+        time.sleep(1)
+    waited = round(time.monotonic() - began, 1)
+    if data is None:
+        what = "the canary has not started it yet"
+    else:
+        what = f"the canary {data.get('canary')} compiles it since {time.time() - float(data.get('updated', time.time())):.0f} s"
+    return {"done": False, "state": state, "waited": waited, "canary": (data or {}).get("canary"),
+            "progress": f"waiting for the compile cache of {profile}: {what}"}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 4 and argv[1] == "set":
+        print(json.dumps(set_state(Path(argv[2]), json.loads(argv[3]))))
+        return 0
+    if len(argv) == 7 and argv[1] == "wait":
+        print(json.dumps(wait(Path(argv[2]), argv[3], float(argv[4]), float(argv[5]), Path(argv[6]))))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

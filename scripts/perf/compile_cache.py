@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Shipped compile cache (issue 15, docs/performance.md): a host's first start with the canary's shipped cache
+against the canary's cold first start, goal <= 0.7.
+
+Two fresh rehearsal hosts A (the canary) and B, converged (provision, install, models, units) with the rehearsal's
+server options but enforce-eager off, so that the CPU build compiles the target with torch.compile/inductor as
+Neuron compiles for the devices: the only rehearsal setting where there is a compile cache worth shipping
+(with enforce-eager the cache holds one 870-byte model-info file). Then, one host at a time (no overlap on the
+shared cores, so the starts measure the cache and not each other):
+  A alone: playbooks/benchmark.yml --limit A: every profile's start is cold, its cache packed and kept on the
+           controller by key;
+  B alone: the same with B, the canary named A (vllm_bench_compile_cache_canary): the cache of each profile is on
+           the controller under B's key, applied before B's start.
+ratio = B's start-to-ready / A's start-to-ready per profile (from each host's timeline.json); the journal of B's
+units must show vLLM loading the compiled graphs ("Directly load the compiled graph(s) ... from the cache") and A's
+must not. The hosts are removed at the end unless --keep; their results land in EAGLE3_RESULTS_DIR (default
+artifacts/perf/results), the compile caches in a directory of this run's own.
+
+usage: scripts/perf.sh --compile-cache [--hosts NAME:PORT,NAME:PORT] [--prompts N] [--no-converge] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perf  # noqa: E402  (same directory: inventory(), machine(), log())
+from stragglers import run_book  # noqa: E402
+
+HIT = "Directly load the compiled graph(s)"
+# The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3.yml).
+COMPILED = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False}
+
+
+def journal_hits(host: str, since: float) -> dict[str, int]:
+    """Per vllm unit, how many times vLLM loaded compiled graphs from the cache since `since` (epoch s)."""
+    out = subprocess.run(["podman", "exec", host, "journalctl", "--no-pager", "-o", "json", "-u", "vllm-*",
+                          "--since", f"@{int(since)}", "--grep", "Directly load the compiled graph"],
+                         capture_output=True, text=True).stdout
+    hits: dict[str, int] = {}
+    for line in out.splitlines():
+        if line.strip():
+            unit = json.loads(line).get("_SYSTEMD_UNIT", "?")
+            hits[unit] = hits.get(unit, 0) + 1
+    return hits
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", default="perf-cache-1:8361,perf-cache-2:8362",
+                        help="two rehearsal hosts NAME:SERVER_PORT (sshd on SERVER_PORT - 6000); the first is the canary")
+    parser.add_argument("--prompts", type=int, default=10, help="eagle3_bench_num_prompts (the starts are measured)")
+    parser.add_argument("--no-converge", action="store_true", help="the hosts are converged already (compiled options)")
+    parser.add_argument("--keep", action="store_true", help="keep the hosts (default: teardown at the end)")
+    args = parser.parse_args()
+    (a, a_port), (b, b_port) = [(n, int(p)) for n, p in (h.split(":") for h in args.hosts.split(","))]
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", perf.OUT / "results"))
+    results.mkdir(parents=True, exist_ok=True)
+    work = perf.OUT / f"compile-cache-{stamp}"
+    caches = work / "compile-cache"
+    pair = perf.inventory(work / "pair", {a: a_port, b: b_port})
+    options = ["-e", json.dumps({"eagle3_server_options": COMPILED, "eagle3_bench_num_prompts": args.prompts,
+                                 "eagle3_compile_cache_dir": str(caches)})]
+    figures: dict = {"date": stamp, "machine": perf.machine(), "revision": subprocess.run(
+        ["git", "-C", str(perf.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+        "command": "scripts/perf.sh --compile-cache " + " ".join(sys.argv[1:]), "hosts": [a, b], "canary": a,
+        "prompts": args.prompts, "server_options": COMPILED}
+    try:
+        if not args.no_converge:
+            perf.log(f"converging {a} and {b} (provision, install, models, units; enforce-eager off)")
+            wall, rc, tail = run_book(perf.ROOT, pair, "site.yml", f"cache-conv-{stamp}", results, *options,
+                                      "--tags", "provision,vllm,models,service")
+            figures["converge_s"] = round(wall, 1)
+            if rc:
+                sys.exit(f"converge failed (rc {rc}):\n{tail}")
+        for host in (a, b):
+            # Cold means cold: nothing of an earlier start in the host's cache.
+            subprocess.run(["podman", "exec", host, "sh", "-c", "rm -rf /var/lib/eagle3/.cache/vllm"], check=True)
+        for label, host in (("canary", a), ("shipped", b)):
+            run_id = f"cache-{label}-{stamp}"
+            since = dt.datetime.now(dt.timezone.utc).timestamp()
+            perf.log(f"{label}: playbooks/benchmark.yml --limit {host} (run {run_id}, load {os.getloadavg()[0]:.2f})")
+            wall, rc, tail = run_book(perf.ROOT, pair, "playbooks/benchmark.yml", run_id, results, *options,
+                                      "-e", json.dumps({"vllm_bench_compile_cache_canary": a}),
+                                      "--limit", f"{host},localhost")
+            failed = sorted(str(f) for f in (results / run_id).glob("*/failure.json"))
+            if rc or failed:
+                sys.exit(f"{label} failed (rc {rc}, {failed or 'no failure.json'}):\n{tail}")
+            timeline = json.loads((results / run_id / host / "timeline.json").read_text())["profiles"]
+            figures[label] = {"host": host, "run_id": run_id, "wall_s": round(wall, 1), "load": os.getloadavg()[0],
+                              "starts": {p: {"ready_s": round(t["ready"] - t["start"], 1),
+                                             "compile_cache": t.get("compile_cache")} for p, t in timeline.items()},
+                              "vllm_cache_hits": journal_hits(host, since)}
+            perf.log(f"   {wall:.1f} s: " + ", ".join(f"{p} {s['ready_s']} s ({s['compile_cache']})"
+                                                      for p, s in figures[label]["starts"].items())
+                     + f"; vLLM cache loads per unit {figures[label]['vllm_cache_hits']}")
+        figures["archives"] = {p.name: p.stat().st_size for p in sorted(caches.glob("*.tar.gz"))}
+        figures["ratios"] = {p: round(figures["shipped"]["starts"][p]["ready_s"] / s["ready_s"], 3)
+                             for p, s in figures["canary"]["starts"].items() if p in figures["shipped"]["starts"]}
+        figures["goal"] = 0.7
+        figures["ok"] = (bool(figures["ratios"]) and max(figures["ratios"].values()) <= 0.7
+                         and all(s["compile_cache"] == "shipped" for s in figures["shipped"]["starts"].values())
+                         and len(figures["shipped"]["vllm_cache_hits"]) == len(figures["shipped"]["starts"])
+                         and not figures["canary"]["vllm_cache_hits"])
+        perf.log(f"shipped / cold start per profile: {figures['ratios']} (goal <= 0.7); ok {figures['ok']}")
+    finally:
+        if not args.keep:
+            perf.log(f"removing {a} and {b}")
+            run_book(perf.ROOT, pair, "playbooks/teardown.yml", f"cache-down-{stamp}", results)
+        perf.OUT.mkdir(parents=True, exist_ok=True)
+        (perf.OUT / f"compile-cache-{stamp}.json").write_text(json.dumps(figures, indent=2) + "\n")
+        print(json.dumps(figures, indent=2))
+    return 0 if figures.get("ok") else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,276 @@
+"""Compile once per fleet (issue 15): the cache key (plugins/filter/compile_cache.py), the host's pack and unpack
+(roles/vllm_bench/files/probes/compile_cache.py, run as the role runs it: python -c), the controller's manifest and
+wait (roles/vllm_bench/files/compile_cache_ctl.py), and the role's task files on two local hosts side by side
+(tests/playbooks/compile_cache.yml): the second host applies the canary's cache, refuses it on a key mismatch,
+compiles itself when the canary fails. What vLLM does with a shipped cache (the hit in its log, the start time) is
+measured on rehearsal hosts by scripts/perf.sh --compile-cache (docs/performance.md)."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
+    eagle3_compile_cache_diff, eagle3_compile_cache_key, eagle3_compile_cache_material, eagle3_vllm_cache_root)
+
+PROBE = ROOT / "roles/vllm_bench/files/probes/compile_cache.py"
+CTL = ROOT / "roles/vllm_bench/files/compile_cache_ctl.py"
+# The provenance probe's shape (roles/vllm_bench/files/probes/versions.py): pip and deb name -> version.
+DEPLOYED = {"python": "3.10.12", "pip": {"vllm": "0.24.0", "vllm-neuron": "0.24.0.1.1.0", "torch-neuronx": "2.9.0.2.13.24727",
+                    "neuronx-cc": "2.24.5133.0"}, "deb": {"aws-neuronx-runtime-lib": "2.31.24.0-b2b7ab4ab"}}
+CONFIG = {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor-parallel-size": 8, "max-num-seqs": 2,
+          "max-model-len": 2048, "no-enable-prefix-caching": True,
+          "speculative-config": {"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
+                                 "num_speculative_tokens": 3}}
+ENV = "# Ansible managed\nVLLM_CACHE_ROOT=/mnt/eagle3-cache/vllm\nNEURON_CC_FLAGS=--optlevel 2\nHOME=/var/lib/eagle3\n"
+
+
+def material(**change):
+    args = dict(deployed=DEPLOYED, config=CONFIG, env_text=ENV, accelerator="neuron", profile="eagle3-k3",
+                models={CONFIG["model"]: "revision:0e9e39f2"})
+    args.update(change)
+    return eagle3_compile_cache_material(**args)
+
+
+def test_the_key_is_stable_and_changes_with_everything_a_compile_depends_on():
+    key = eagle3_compile_cache_key(material())
+    assert key == eagle3_compile_cache_key(material()) and len(key) == 16
+    changed = {
+        "a compiler upgrade": material(deployed=dict(DEPLOYED, pip=dict(DEPLOYED["pip"], **{"neuronx-cc": "2.25.1.0"}))),
+        "a runtime deb": material(deployed=dict(DEPLOYED, deb={"aws-neuronx-runtime-lib": "2.32.1.0-x"})),
+        "num_speculative_tokens": material(config=dict(CONFIG, **{"speculative-config": dict(
+            CONFIG["speculative-config"], num_speculative_tokens=4)})),
+        "TP": material(config=dict(CONFIG, **{"tensor-parallel-size": 32})),
+        "compiler flags": material(env_text=ENV.replace("--optlevel 2", "--optlevel 1")),
+        "the platform target": material(env_text=ENV + "NEURON_PLATFORM_TARGET_OVERRIDE=trn1\n"),
+        "the profile": material(profile="eagle3-k4"),
+        "the accelerator": material(accelerator="cpu"),
+        "the venv's Python": material(deployed=dict(DEPLOYED, python="3.11.2")),
+        "the model's revision": material(models={CONFIG["model"]: "revision:ffff"}),
+    }
+    keys = {what: eagle3_compile_cache_key(m) for what, m in changed.items()}
+    assert key not in keys.values(), [w for w, k in keys.items() if k == key]
+    assert len(set(keys.values())) == len(keys)
+    # Comments and blank lines of the environment file are not part of it, nor where the host stores the cache.
+    assert eagle3_compile_cache_key(material(env_text="# other header\n\n" + ENV.split("\n", 1)[1])) == key
+    assert eagle3_compile_cache_key(material(env_text=ENV.replace("/mnt/eagle3-cache/vllm", "/var/lib/eagle3/cache"))) == key
+
+
+def test_the_diff_names_what_differs():
+    mine = material(env_text=ENV.replace("--optlevel 2", "--optlevel 1"))
+    diff = eagle3_compile_cache_diff(mine, material())
+    assert diff == ['env.NEURON_CC_FLAGS: "--optlevel 1" vs "--optlevel 2"']
+    assert eagle3_compile_cache_diff(material(), material()) == []
+    upgraded = material(deployed=dict(DEPLOYED, pip={**DEPLOYED["pip"], "neuronx-cc": "2.25.1.0", "new": "1"}))
+    assert eagle3_compile_cache_diff(upgraded, material()) == ['pip.neuronx-cc: "2.25.1.0" vs "2.24.5133.0"', 'pip.new: "1" vs -']
+
+
+def test_the_cache_root_is_where_vllm_looks():
+    # vllm/envs.py: VLLM_CACHE_ROOT, else $XDG_CACHE_HOME/vllm, else ~/.cache/vllm (HOME from the unit's file).
+    assert eagle3_vllm_cache_root(ENV) == "/mnt/eagle3-cache/vllm"
+    assert eagle3_vllm_cache_root("HOME=/var/lib/eagle3\n") == "/var/lib/eagle3/.cache/vllm"
+    assert eagle3_vllm_cache_root("HOME=/h\nXDG_CACHE_HOME=/x/\n") == "/x/vllm"
+    with pytest.raises(ValueError, match="sets none of VLLM_CACHE_ROOT"):
+        eagle3_vllm_cache_root("# nothing\n")
+
+
+@pytest.mark.parametrize("bad", [{}, {"pip": {}}, None, "text"])
+def test_material_refuses_a_deployed_without_packages(bad):
+    with pytest.raises(ValueError, match="deployed must be the provenance probe's output"):
+        material(deployed=bad)
+
+
+def probe(*args: str) -> dict:
+    """As the role runs it: the file's code given to python -c."""
+    out = subprocess.run([sys.executable, "-c", PROBE.read_text(), *args], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    return json.loads(out)
+
+
+def cache(root: Path) -> Path:
+    (root / "torch_compile_cache/abc/rank_0_0/backbone").mkdir(parents=True)
+    (root / "torch_compile_cache/abc/rank_0_0/backbone/graph.py").write_text("compiled\n")
+    (root / "modelinfos").mkdir()
+    (root / "modelinfos/llama.json").write_text("{}\n")
+    return root
+
+
+def test_pack_then_unpack_applies_the_cache_with_its_key(tmp_path):
+    src = cache(tmp_path / "canary")
+    packed = probe("pack", str(src), str(tmp_path / "c.tar.gz"), "k1", json.dumps({"canary": "h1"}))
+    assert packed["files"] == 2 and packed["bytes"] == len("compiled\n") + 3 and packed["archive_bytes"] > 0
+    assert json.loads((src / ".eagle3-compile-cache/k1.json").read_text())["source"] == "compiled"
+    dest = tmp_path / "peer"
+    dest.mkdir()
+    used = probe("unpack", str(dest), str(tmp_path / "c.tar.gz"), "k1")
+    assert used == {"used": True, "reason": "", "files": 2, "bytes": packed["bytes"], "canary": "h1"}
+    assert (dest / "torch_compile_cache/abc/rank_0_0/backbone/graph.py").read_text() == "compiled\n"
+    assert json.loads((dest / ".eagle3-compile-cache/k1.json").read_text())["source"] == "shipped"
+    # The canary's own markers are not shipped.
+    with tarfile.open(tmp_path / "c.tar.gz") as tar:
+        assert not [n for n in tar.getnames() if ".eagle3-compile-cache" in n]
+        assert tar.getnames()[0] == "eagle3-compile-cache.json"
+
+
+def test_unpack_refuses_another_key_and_extracts_nothing(tmp_path):
+    probe("pack", str(cache(tmp_path / "canary")), str(tmp_path / "c.tar.gz"), "k1", json.dumps({"canary": "h1"}))
+    dest = tmp_path / "peer"
+    dest.mkdir()
+    refused = probe("unpack", str(dest), str(tmp_path / "c.tar.gz"), "k2")
+    assert refused["used"] is False and refused["reason"] == "the archive's key k1 is not this host's key k2"
+    assert list(dest.iterdir()) == []
+
+
+def test_unpack_refuses_members_outside_the_cache_and_foreign_archives(tmp_path):
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as tar:
+        for name, data in (("eagle3-compile-cache.json", json.dumps({"key": "k1"}).encode()), ("../escape", b"x")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    dest = tmp_path / "peer"
+    dest.mkdir()
+    refused = probe("unpack", str(dest), str(evil), "k1")
+    assert refused["used"] is False and "../escape" in refused["reason"]
+    assert not (tmp_path / "escape").exists()
+    plain = tmp_path / "plain.tar.gz"
+    with tarfile.open(plain, "w:gz") as tar:
+        tar.add(str(evil), arcname="x")
+    assert "not packed by this project" in probe("unpack", str(dest), str(plain), "k1")["reason"]
+    assert "not a readable cache archive" in probe("unpack", str(dest), str(tmp_path / "missing"), "k1")["reason"]
+
+
+def test_pack_of_an_empty_cache_ships_nothing(tmp_path):
+    assert probe("pack", str(tmp_path / "none"), str(tmp_path / "c.tar.gz"), "k1", "{}") == \
+        {"files": 0, "bytes": 0, "archive_bytes": 0}
+    assert not (tmp_path / "c.tar.gz").exists()
+
+
+def test_identity_reads_the_safetensors_header_and_the_hub_revision(tmp_path):
+    model = tmp_path / "target"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": 64}')
+    header = json.dumps({"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}).encode()
+    (model / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 16)
+    first = probe("identity", str(tmp_path / "hf"), str(model))[str(model)]
+    # New weights of the same shapes: the same identity (a compiled graph does not hold them) ...
+    (model / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\1" * 16)
+    assert probe("identity", str(tmp_path / "hf"), str(model))[str(model)] == first
+    # ... another shape: another one.
+    header2 = header.replace(b"[2, 2]", b"[2, 4]")
+    (model / "model.safetensors").write_bytes(len(header2).to_bytes(8, "little") + header2 + b"\0" * 32)
+    assert probe("identity", str(tmp_path / "hf"), str(model))[str(model)] not in (first, "")
+    ref = tmp_path / "hf/hub/models--org--name/refs"
+    ref.mkdir(parents=True)
+    (ref / "main").write_text("0e9e39f2\n")
+    assert probe("identity", str(tmp_path / "hf"), "org/name", "org/absent") == \
+        {"org/name": "revision:0e9e39f2", "org/absent": ""}
+
+
+def ctl(*args: str) -> dict:
+    return json.loads(subprocess.run([sys.executable, str(CTL), *map(str, args)], capture_output=True, text=True,
+                                     check=True, timeout=60).stdout)
+
+
+def test_wait_ends_on_shipped_failed_gone_or_the_deadline(tmp_path):
+    manifest, failure = tmp_path / "baseline.json", tmp_path / "canary/failure.json"
+    later = time.time() + 60
+    waiting = ctl("wait", manifest, "baseline", 0.5, later, failure)
+    assert waiting["done"] is False and "the canary has not started it yet" in waiting["progress"]
+    ctl("set", manifest, json.dumps({"state": "compiling", "canary": "c1", "key": "k1"}))
+    waiting = ctl("wait", manifest, "baseline", 0.5, later, failure)
+    assert waiting["done"] is False and "the canary c1 compiles it since" in waiting["progress"]
+    assert ctl("wait", manifest, "baseline", 5, time.time() - 1, failure)["state"] == "timeout"
+    ctl("set", manifest, json.dumps({"state": "shipped", "archive": "k1.tar.gz"}))
+    done = ctl("wait", manifest, "baseline", 5, later, failure)
+    assert done["done"] and done["state"] == "shipped" and done["key"] == "k1" and done["canary"] == "c1"
+    # A canary whose ansible-playbook process is gone (a killed run) ships nothing.
+    dead = subprocess.run(["true"])
+    record = json.loads(manifest.read_text())
+    record.update(state="compiling", owner={"pid": os.getpid(), "start": "not-this-process"})
+    manifest.write_text(json.dumps(record))
+    del dead
+    assert ctl("wait", manifest, "baseline", 5, later, failure)["state"] == "gone"
+    # A failure the canary recorded after the manifest: failed.
+    ctl("set", manifest, json.dumps({"state": "compiling"}))
+    time.sleep(0.05)
+    failure.parent.mkdir()
+    failure.write_text("{}")
+    assert ctl("wait", manifest, "baseline", 5, later, failure)["state"] == "failed"
+
+
+def two_hosts(tmp_path: Path, peer_env: str = "", **extra) -> dict[str, dict]:
+    inventory = tmp_path / "hosts.yml"
+    hosts = {}
+    for host in ("canary", "peer"):
+        etc, home = tmp_path / host / "etc", tmp_path / host / "home"
+        etc.mkdir(parents=True)
+        (tmp_path / host / "cache").mkdir()
+        (etc / "vllm.env").write_text(f"# managed\nHOME={home}\nVLLM_CACHE_ROOT={tmp_path / host / 'cache'}\n"
+                                      f"NEURON_CC_FLAGS=--optlevel 2\n" + (peer_env if host == "peer" else ""))
+        (etc / "baseline.yaml").write_text("model: org/model\nmax-num-seqs: 2\n")
+        hosts[host] = {"ansible_connection": "local"}
+    inventory.write_text(json.dumps({"all": {"hosts": hosts}}))
+    extra = dict(extra, base=str(tmp_path))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory),
+                           str(ROOT / "tests/playbooks/compile_cache.yml"), "-e", json.dumps(extra)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    out = {host: json.loads((tmp_path / f"{host}.json").read_text()) for host in ("canary", "peer")}
+    out["log"] = proc.stdout
+    return out
+
+
+def test_the_second_host_applies_the_canarys_cache(tmp_path):
+    got = two_hosts(tmp_path)
+    assert got["canary"]["state"] == "cold" and got["canary"]["published"] is True and got["canary"]["files"] == 1
+    assert got["peer"]["state"] == "shipped" and got["peer"]["canary"] == "canary" and got["peer"]["key"] == got["canary"]["key"]
+    shipped = tmp_path / "peer/cache/torch_compile_cache/abc/rank_0_0/backbone/graph.py"
+    assert shipped.read_text() == "compiled graph for canary\n"  # the canary's file, not one the peer wrote
+    assert (tmp_path / f"results/compile-cache/{got['canary']['key']}.tar.gz").exists()
+    manifest = json.loads((tmp_path / "results/cachetest/compile-cache/baseline.json").read_text())
+    assert manifest["state"] == "shipped" and manifest["key"] == got["canary"]["key"]
+    assert "shipped from the canary canary and applied (1 files" in got["log"]
+    # The archive copied to the peer is removed after use.
+    assert not list((tmp_path / "peer/results").rglob("*.tar.gz"))
+    # A second run: both already hold it.
+    for host in ("canary", "peer"):
+        (tmp_path / f"{host}.json").unlink()
+    (tmp_path / "inventory-again").mkdir()
+    again = two_hosts_again(tmp_path)
+    assert again["canary"]["state"] == again["peer"]["state"] == "local"
+
+
+def two_hosts_again(tmp_path: Path) -> dict[str, dict]:
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                           str(ROOT / "tests/playbooks/compile_cache.yml"), "-e", json.dumps({"base": str(tmp_path)})],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return {host: json.loads((tmp_path / f"{host}.json").read_text()) for host in ("canary", "peer")}
+
+
+def test_a_key_mismatch_is_refused_and_the_host_compiles_itself(tmp_path):
+    got = two_hosts(tmp_path, peer_env="NEURON_PLATFORM_TARGET_OVERRIDE=trn1\n")
+    assert got["canary"]["state"] == "cold" and got["canary"]["published"] is True
+    peer = got["peer"]
+    assert peer["state"] == "refused" and peer["key"] != got["canary"]["key"]
+    assert 'env.NEURON_PLATFORM_TARGET_OVERRIDE: "trn1" vs -' in peer["reason"]
+    assert "REFUSED, this host compiles it itself" in got["log"]
+    assert not (tmp_path / "peer/cache/torch_compile_cache").exists()
+
+
+def test_the_hosts_waiting_for_a_failed_canary_compile_themselves(tmp_path):
+    began = time.monotonic()
+    got = two_hosts(tmp_path, canary_action="fail", wait=120)
+    assert got["peer"]["state"] == "cold" and "shipped nothing (failed)" in got["peer"]["reason"]
+    assert time.monotonic() - began < 100  # did not wait out the 120 s
