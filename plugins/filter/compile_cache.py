@@ -35,6 +35,7 @@ DOCUMENTATION = r"""
     - C(eagle3_compile_cache_key) returns the 16-hex-digit sha256 of a material's canonical JSON.
     - C(eagle3_compile_cache_diff) returns the list of "path: this vs that" lines where two materials differ.
     - C(eagle3_vllm_cache_root) returns VLLM_CACHE_ROOT as vLLM resolves it from a unit's environment file.
+    - C(eagle3_env_file) returns the NAME=value entries of a unit's environment file.
 """
 
 KEY_VERSION = 1
@@ -42,7 +43,8 @@ KEY_VERSION = 1
 LOCATIONS = frozenset({"VLLM_CACHE_ROOT", "HOME", "HF_HOME", "XDG_CACHE_HOME"})
 
 
-def _env_entries(text: str) -> dict[str, str]:
+def eagle3_env_file(text: str) -> dict[str, str]:
+    """NAME=value lines of a systemd EnvironmentFile as written by vllm_service (vllm.env.j2), comments skipped."""
     entries = {}
     for line in (text or "").splitlines():
         line = line.strip()
@@ -56,7 +58,7 @@ def _env_entries(text: str) -> dict[str, str]:
 def eagle3_vllm_cache_root(env_text: str) -> str:
     """VLLM_CACHE_ROOT as vLLM resolves it for a unit with this environment file (vllm/envs.py: VLLM_CACHE_ROOT, else
     $XDG_CACHE_HOME/vllm, else $HOME/.cache/vllm); raises when the file names none of them (no guess at a home)."""
-    env = _env_entries(env_text)
+    env = eagle3_env_file(env_text)
     if env.get("VLLM_CACHE_ROOT"):
         return env["VLLM_CACHE_ROOT"]
     if env.get("XDG_CACHE_HOME"):
@@ -83,7 +85,7 @@ def eagle3_compile_cache_material(deployed: Any, config: Any, env_text: str, acc
         "pip": {str(k): str(v) for k, v in deployed["pip"].items()},
         "deb": {str(k): str(v) for k, v in (deployed.get("deb") or {}).items()},
         "config": config,
-        "env": {k: v for k, v in _env_entries(env_text).items() if k not in LOCATIONS},
+        "env": {k: v for k, v in eagle3_env_file(env_text).items() if k not in LOCATIONS},
         "models": models if models not in (None, "", {}) else None,
     }
 
@@ -119,4 +121,5 @@ class FilterModule:
             "eagle3_compile_cache_key": eagle3_compile_cache_key,
             "eagle3_compile_cache_diff": eagle3_compile_cache_diff,
             "eagle3_vllm_cache_root": eagle3_vllm_cache_root,
+            "eagle3_env_file": eagle3_env_file,
         }

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import perf  # noqa: E402  (same directory: inventory(), machine(), log())
-from stragglers import run_book  # noqa: E402
+from stragglers import remove_pair, run_book  # noqa: E402
 
 HIT = "Directly load the compiled graph(s)"
 # The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3.yml).
@@ -111,11 +111,8 @@ def main() -> int:
         perf.log(f"shipped / cold start per profile: {figures['ratios']} (goal <= 0.7); ok {figures['ok']}")
     finally:
         if not args.keep:
-            perf.log(f"removing {a} and {b}")
-            run_book(perf.ROOT, pair, "playbooks/teardown.yml", f"cache-down-{stamp}", results)
-        perf.OUT.mkdir(parents=True, exist_ok=True)
-        (perf.OUT / f"compile-cache-{stamp}.json").write_text(json.dumps(figures, indent=2) + "\n")
-        print(json.dumps(figures, indent=2))
+            remove_pair(perf.ROOT, pair, [a, b], f"cache-down-{stamp}", results)
+        perf.save_figures(figures, f"compile-cache-{stamp}")
     return 0 if figures.get("ok") else 1
 
 

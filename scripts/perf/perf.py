@@ -138,6 +138,15 @@ def bare(host: str, port: int) -> float:
     return time.monotonic() - start
 
 
+def save_figures(figures: dict, name: str) -> Path:
+    """Write a run's figures to artifacts/perf/<name>.json and print them (every perf script's last step)."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.json"
+    path.write_text(json.dumps(figures, indent=2) + "\n")
+    print(json.dumps(figures, indent=2))
+    return path
+
+
 def machine() -> str:
     mem = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
     return f"{os.cpu_count()} CPUs, {mem / 1048576:.0f} GiB RAM"
@@ -210,8 +219,7 @@ def main() -> int:
                 subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / "playbooks/teardown.yml")], cwd=ROOT,
                                env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")),
                                capture_output=True, stdin=subprocess.DEVNULL)
-        (OUT / f"figures-{stamp}.json").write_text(json.dumps(figures, indent=2) + "\n")
-        print(json.dumps(figures, indent=2))
+        save_figures(figures, f"figures-{stamp}")
     return 0
 
 

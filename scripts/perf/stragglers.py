@@ -47,6 +47,12 @@ def run_book(root: Path, inv: Path, book: str, run_id: str, results: Path, *extr
     return wall, proc.returncode, proc.stdout[-1500:]
 
 
+def remove_pair(root: Path, pair: Path, hosts: list[str], run_id: str, results: Path) -> None:
+    """Tear down the perf script's two hosts (playbooks/teardown.yml)."""
+    perf.log(f"removing {' and '.join(hosts)}")
+    run_book(root, pair, "playbooks/teardown.yml", run_id, results)
+
+
 def dropin(host: str, unit: str, delay: int | None) -> None:
     """Add (delay) or remove (None) the ExecStartPre sleep drop-in of a unit on a podman host."""
     path = f"/etc/systemd/system/{unit}.d/{DROPIN}"
@@ -124,11 +130,8 @@ def main() -> int:
             except subprocess.CalledProcessError as exc:
                 perf.log(f"could not remove the drop-in of {unit} on {host}: {exc}")
         if not args.keep:
-            perf.log(f"removing {a} and {b}")
-            run_book(root, pair, "playbooks/teardown.yml", f"strag-down-{stamp}", results)
-        perf.OUT.mkdir(parents=True, exist_ok=True)
-        (perf.OUT / f"stragglers-{stamp}.json").write_text(json.dumps(figures, indent=2) + "\n")
-        print(json.dumps(figures, indent=2))
+            remove_pair(root, pair, [a, b], f"strag-down-{stamp}", results)
+        perf.save_figures(figures, f"stragglers-{stamp}")
     return 0 if figures.get("ok") else 1
 
 
