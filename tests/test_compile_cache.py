@@ -23,9 +23,12 @@ from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
 
 PROBE = ROOT / "roles/vllm_bench/files/probes/compile_cache.py"
 CTL = ROOT / "roles/vllm_bench/files/compile_cache_ctl.py"
-# The provenance probe's shape (roles/vllm_bench/files/probes/versions.py): pip and deb name -> version.
-DEPLOYED = {"python": "3.10.12", "pip": {"vllm": "0.24.0", "vllm-neuron": "0.24.0.1.1.0", "torch-neuronx": "2.9.0.2.13.24727",
-                    "neuronx-cc": "2.24.5133.0"}, "deb": {"aws-neuronx-runtime-lib": "2.31.24.0-b2b7ab4ab"}}
+# The provenance probe's shape (roles/vllm_bench/files/probes/versions.py): pip and deb name -> version, as deployed
+# by Neuron 2.32 (/work/shared/reference/neuron-facts.md: vllm-neuron 0.24.0.1.1.0 on vLLM 0.24.0, neuronx-cc
+# 2.27.5334.0, no torch-neuronx in 2.32; the deb's full version as AWS's DLC build pins it, verified-upstream.md:
+# NEURONX_RUNTIME_LIB_VERSION=2.34.10.0-ac18d186d). The upgrade below is 2.33's neuronx-cc 2.28.7631.0.
+DEPLOYED = {"python": "3.11.2", "pip": {"vllm": "0.24.0", "vllm-neuron": "0.24.0.1.1.0", "neuronx-cc": "2.27.5334.0"},
+            "deb": {"aws-neuronx-runtime-lib": "2.34.10.0-ac18d186d"}}
 CONFIG = {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor-parallel-size": 8, "max-num-seqs": 2,
           "max-model-len": 2048, "no-enable-prefix-caching": True,
           "speculative-config": {"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
@@ -44,8 +47,8 @@ def test_the_key_is_stable_and_changes_with_everything_a_compile_depends_on():
     key = eagle3_compile_cache_key(material())
     assert key == eagle3_compile_cache_key(material()) and len(key) == 16
     changed = {
-        "a compiler upgrade": material(deployed=dict(DEPLOYED, pip=dict(DEPLOYED["pip"], **{"neuronx-cc": "2.25.1.0"}))),
-        "a runtime deb": material(deployed=dict(DEPLOYED, deb={"aws-neuronx-runtime-lib": "2.32.1.0-x"})),
+        "a compiler upgrade": material(deployed=dict(DEPLOYED, pip=dict(DEPLOYED["pip"], **{"neuronx-cc": "2.28.7631.0"}))),
+        "a runtime deb": material(deployed=dict(DEPLOYED, deb={"aws-neuronx-runtime-lib": "2.35.30.0"})),
         "num_speculative_tokens": material(config=dict(CONFIG, **{"speculative-config": dict(
             CONFIG["speculative-config"], num_speculative_tokens=4)})),
         "TP": material(config=dict(CONFIG, **{"tensor-parallel-size": 32})),
@@ -53,7 +56,7 @@ def test_the_key_is_stable_and_changes_with_everything_a_compile_depends_on():
         "the platform target": material(env_text=ENV + "NEURON_PLATFORM_TARGET_OVERRIDE=trn1\n"),
         "the profile": material(profile="eagle3-k4"),
         "the accelerator": material(accelerator="cpu"),
-        "the venv's Python": material(deployed=dict(DEPLOYED, python="3.11.2")),
+        "the venv's Python": material(deployed=dict(DEPLOYED, python="3.12.3")),
         "the model's revision": material(models={CONFIG["model"]: "revision:ffff"}),
     }
     keys = {what: eagle3_compile_cache_key(m) for what, m in changed.items()}
@@ -69,8 +72,8 @@ def test_the_diff_names_what_differs():
     diff = eagle3_compile_cache_diff(mine, material())
     assert diff == ['env.NEURON_CC_FLAGS: "--optlevel 1" vs "--optlevel 2"']
     assert eagle3_compile_cache_diff(material(), material()) == []
-    upgraded = material(deployed=dict(DEPLOYED, pip={**DEPLOYED["pip"], "neuronx-cc": "2.25.1.0", "new": "1"}))
-    assert eagle3_compile_cache_diff(upgraded, material()) == ['pip.neuronx-cc: "2.25.1.0" vs "2.24.5133.0"', 'pip.new: "1" vs -']
+    upgraded = material(deployed=dict(DEPLOYED, pip={**DEPLOYED["pip"], "neuronx-cc": "2.28.7631.0", "new": "1"}))
+    assert eagle3_compile_cache_diff(upgraded, material()) == ['pip.neuronx-cc: "2.28.7631.0" vs "2.27.5334.0"', 'pip.new: "1" vs -']
 
 
 def test_the_cache_root_is_where_vllm_looks():
