@@ -65,6 +65,9 @@ def test_the_key_is_stable_and_changes_with_everything_a_compile_depends_on():
     # Comments and blank lines of the environment file are not part of it, nor where the host stores the cache.
     assert eagle3_compile_cache_key(material(env_text="# other header\n\n" + ENV.split("\n", 1)[1])) == key
     assert eagle3_compile_cache_key(material(env_text=ENV.replace("/mnt/eagle3-cache/vllm", "/var/lib/eagle3/cache"))) == key
+    # Nor where the server listens: the rehearsal's hosts share one loopback, each on its own port.
+    assert eagle3_compile_cache_key(material(config=dict(CONFIG, host="127.0.0.1", port=8342))) == \
+        eagle3_compile_cache_key(material(config=dict(CONFIG, host="0.0.0.0", port=8000)))
 
 
 def test_the_diff_names_what_differs():

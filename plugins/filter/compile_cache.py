@@ -5,7 +5,8 @@ The key covers (docs/performance.md, "Compile once per fleet"):
   - the packages deployed on the host, pip and deb, and the venv's Python (the vllm_bench provenance probe,
     probes/versions.py): vLLM, the Neuron plugin, torch-neuronx, neuronx-cc, the runtime; on the CPU build torch and vLLM;
   - the profile's `vllm serve` config as the unit reads it (model, draft, num_speculative_tokens, TP, max-model-len,
-    max-num-seqs, every option): /etc/eagle3/<profile>.yaml;
+    max-num-seqs, every option): /etc/eagle3/<profile>.yaml; but for where the server listens (host, port: the
+    rehearsal's hosts share one loopback, each on its own port, and compile the same);
   - the unit's environment file (/etc/eagle3/vllm.env): compiler flags and platform settings (NEURON_CC_FLAGS,
     NEURON_PLATFORM_TARGET_OVERRIDE, ...), but for where things are stored (VLLM_CACHE_ROOT, HOME, HF_HOME,
     XDG_CACHE_HOME: a host with instance-store NVMe keeps the cache at /mnt/eagle3-cache/vllm, one without at
@@ -38,9 +39,11 @@ DOCUMENTATION = r"""
     - C(eagle3_env_file) returns the NAME=value entries of a unit's environment file.
 """
 
-KEY_VERSION = 1
+KEY_VERSION = 2
 # Where the host stores things, not what it compiles.
 LOCATIONS = frozenset({"VLLM_CACHE_ROOT", "HOME", "HF_HOME", "XDG_CACHE_HOME"})
+# Where the server listens, not what it compiles (vLLM's own compile hash leaves the API server's address out too).
+LISTEN = frozenset({"host", "port"})
 
 
 def eagle3_env_file(text: str) -> dict[str, str]:
@@ -84,7 +87,7 @@ def eagle3_compile_cache_material(deployed: Any, config: Any, env_text: str, acc
         "python": str(deployed.get("python") or ""),
         "pip": {str(k): str(v) for k, v in deployed["pip"].items()},
         "deb": {str(k): str(v) for k, v in (deployed.get("deb") or {}).items()},
-        "config": config,
+        "config": {k: v for k, v in config.items() if k not in LISTEN},
         "env": {k: v for k, v in eagle3_env_file(env_text).items() if k not in LOCATIONS},
         "models": models if models not in (None, "", {}) else None,
     }

@@ -39,24 +39,24 @@ def log(msg: str) -> None:
 
 
 def inventory(path: Path, hosts: dict[str, int]) -> Path:
-    """A rehearsal inventory (its group_vars) with the given perf hosts and server ports (sshd: port - 6000), serving
-    the agreeing pair (the automation's cost is measured against scripts/perf/tutorial-bare.sh, which serves it too,
-    and a fresh host trains nothing)."""
+    """A rehearsal inventory (its group_vars, its connection settings) whose vllm_hosts are the given perf hosts and
+    server ports (sshd: port - 6000) and no monitor, serving the agreeing pair (the automation's cost is measured
+    against scripts/perf/tutorial-bare.sh, which serves it too, and a fresh host trains nothing). Built from
+    inventories/rehearsal/hosts.yml as data, so it follows that file's groups."""
+    import yaml
+
     path.mkdir(parents=True, exist_ok=True)
     link = path / "group_vars"
     if not link.exists():
         link.symlink_to(ROOT / "inventories/rehearsal/group_vars")
-    rehearsal = (ROOT / "inventories/rehearsal/hosts.yml").read_text()
-    connection = rehearsal[rehearsal.index("          vars:\n"):]
-    lines = ["---", "all:", "  children:", "    eagle3:", "      children:", "        controller:", "          hosts:",
-             "            localhost:", "              ansible_connection: local",
-             '              ansible_python_interpreter: "{{ ansible_playbook_python }}"',
-             "              eagle3_rehearsal_pair: agreeing",
-             "        vllm_hosts:", "          hosts:"]
-    for name, port in hosts.items():
-        lines += [f"            {name}:", f"              eagle3_port: {port}", f"              ansible_port: {port - 6000}",
-                  "              eagle3_rehearsal_pair: agreeing"]
-    (path / "hosts.yml").write_text("\n".join(lines) + "\n" + connection)
+    rehearsal = yaml.safe_load((ROOT / "inventories/rehearsal/hosts.yml").read_text())
+    groups = rehearsal["all"]["children"]["eagle3"]["children"]
+    groups["controller"]["hosts"]["localhost"]["eagle3_rehearsal_pair"] = "agreeing"
+    podman = groups["podman_hosts"]["children"]
+    podman["vllm_hosts"]["hosts"] = {name: {"eagle3_port": port, "ansible_port": port - 6000,
+                                            "eagle3_rehearsal_pair": "agreeing"} for name, port in hosts.items()}
+    podman["monitor"]["hosts"] = {}
+    (path / "hosts.yml").write_text("---\n" + yaml.safe_dump(rehearsal, sort_keys=False))
     return path
 
 

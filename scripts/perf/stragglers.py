@@ -13,6 +13,7 @@ Each benchmark run has its own run id; the results land in EAGLE3_RESULTS_DIR (d
 
 usage: scripts/perf.sh --stragglers [--hosts NAME:PORT,NAME:PORT] [--delay D] [--prompts N]
                                     [--checkout DIR] [--no-converge] [--keep] [--alone-from FIGURES.json]
+                                    [--extra JSON]
 """
 from __future__ import annotations
 
@@ -72,6 +73,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the hosts (default: teardown at the end)")
     parser.add_argument("--alone-from", type=Path, help="take the alone times from an earlier figures JSON of the same "
                         "hosts and delay instead of measuring them (e.g. to show another checkout's fleet time)")
+    parser.add_argument("--extra", default="{}", help="extra variables (JSON) for every benchmark run, e.g. "
+                        "'{\"vllm_bench_compile_cache_wait\": 1800}' to have the hosts wait for the canary's compile")
     args = parser.parse_args()
     (a, a_port), (b, b_port) = [(n, int(p)) for n, p in (h.split(":") for h in args.hosts.split(","))]
     root = args.checkout.resolve()
@@ -84,8 +87,8 @@ def main() -> int:
                      "revision": subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
                                                 capture_output=True, text=True).stdout.strip() or "(not a git checkout)",
                      "command": "scripts/perf.sh --stragglers " + " ".join(sys.argv[1:]), "delay_s": args.delay,
-                     "prompts": args.prompts, "hosts": [a, b]}
-    bench = ["-e", json.dumps({"eagle3_bench_num_prompts": args.prompts})]
+                     "prompts": args.prompts, "hosts": [a, b], "extra": json.loads(args.extra)}
+    bench = ["-e", json.dumps({"eagle3_bench_num_prompts": args.prompts, **json.loads(args.extra)})]
     try:
         if not args.no_converge:
             perf.log(f"converging {a} and {b} (provision, install, models, units)")

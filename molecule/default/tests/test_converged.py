@@ -69,6 +69,8 @@ def test_unit_properties(profile):
     assert f"vllm-{other}.service" in props["Conflicts"].split()
     assert props["NoNewPrivileges"] == "yes"
     assert props["ProtectSystem"] == "strict"
+    # One directive a line: the template once ran ProtectHome into ReadWritePaths (".../eagle3ProtectHome=yes").
+    assert props["ReadWritePaths"] == "/var/lib/eagle3" and props["ProtectHome"] == "yes"
     assert props["TimeoutStartUSec"] == "10min"  # vllm_service_start_timeout 600 in the rehearsal
     assert f"--config /etc/eagle3/{profile}.yaml" in props["ExecStart"]
     assert "/opt/eagle3/venv/bin/vllm serve" in props["ExecStart"]

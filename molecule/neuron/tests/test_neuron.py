@@ -85,7 +85,10 @@ def test_neuron_units_carry_tp8_path_and_cache():
     assert "PATH=/opt/eagle3/venv/bin:" in env and "VLLM_CACHE_ROOT=/var/lib/eagle3/cache" in env
     assert "NEURON_SKIP_EFA_AFFINITY=1\n" in env  # the host has no EFA device
     unit = HOST.file("/etc/systemd/system/vllm-eagle3.service").content_string
-    assert HOST.service("vllm-eagle3.service").systemd_properties["LimitMEMLOCK"] == "infinity"
+    props = HOST.service("vllm-eagle3.service").systemd_properties
+    assert props["LimitMEMLOCK"] == "infinity"
+    # VLLM_CACHE_ROOT is under the home: one writable path; ProtectHome on its own line (it was run into this one).
+    assert props["ReadWritePaths"] == "/var/lib/eagle3" and props["ProtectHome"] == "yes"
     assert "DeviceAllow=/dev/neuron15 rw" in unit and "PrivateDevices" not in unit
     assert "Environment=PROMETHEUS_MULTIPROC_DIR=%t/vllm-eagle3" in unit and "RuntimeDirectory=vllm-eagle3" in unit
     assert HOST.file("/var/lib/eagle3/data/sonnet.txt").exists
