@@ -9,7 +9,7 @@ exists afterwards. The runs are independent: a module fixture runs them WORKERS 
 controller apart from their own results directory) and each test asserts its own case.
 
 (Until 2026-12-02 these ran in molecule default against the converged rehearsal host, comparing its files before and
-after; that the preflight contacts no host at all is the stronger statement, and it keeps 79 ansible-playbook runs out
+after; that the preflight contacts no host at all is the stronger statement, and it keeps 80 ansible-playbook runs out
 of the scenario that times the speedup: docs/testing.md, "The suite's time".)
 """
 from __future__ import annotations
@@ -92,6 +92,8 @@ CASES = [
     ("output-len-zero", "eagle3_bench_output_len=0", ["vllm_bench_output_len", "at least 1 token"]),
     ("temperature-negative", "eagle3_bench_temperature=-1", ["vllm_bench_temperature", ">= 0"]),
     ("dataset-unknown", "eagle3_bench_dataset=sharegpt", ["vllm_bench_dataset", "one of: auto, sonnet, custom"]),
+    ("cache-wait-negative", {"eagle3_compile_cache_wait": -5},
+     ["vllm_bench_compile_cache_wait", "eagle3_compile_cache_wait", "0 (never wait", "got -5"]),
     ("ready-timeout-short", "eagle3_ready_timeout=5", ["vllm_service_start_timeout", "eagle3_ready_timeout", "at least 30"]),
     ("accelerator-unknown", "eagle3_accelerator=gpu", ["eagle3_accelerator", "cpu (rehearsal) or neuron"]),
     ("provider-unknown", "eagle3_provider=docker", ["provision_provider", "eagle3_provider", "one of: podman, ec2"]),
