@@ -154,6 +154,36 @@ def test_unpack_refuses_members_outside_the_cache_and_foreign_archives(tmp_path)
     assert "not a readable cache archive" in probe("unpack", str(dest), str(tmp_path / "missing"), "k1")["reason"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root (the role runs the probe as root)")
+def test_unpack_into_a_cache_root_not_made_yet_leaves_it_to_the_service_user(tmp_path):
+    """A fresh host: VLLM_CACHE_ROOT ($HOME/.cache/vllm) does not exist before its first start. The probe runs as
+    root; what it creates and unpacks must be the service user's (here uid/gid 65534 own the home), or the server
+    cannot write inductor's lock files next to the shipped graphs (seen on the rehearsal: PermissionError)."""
+    src = cache(tmp_path / "canary")
+    probe("pack", str(src), str(tmp_path / "c.tar.gz"), "k1", json.dumps({"canary": "h1"}))
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    root = home / ".cache" / "vllm"
+    assert probe("unpack", str(root), str(tmp_path / "c.tar.gz"), "k1")["used"] is True
+    owners = {(p.stat().st_uid, p.stat().st_gid) for p in [home / ".cache", root, *root.rglob("*")]}
+    assert owners == {(65534, 65534)}, owners
+
+
+def test_unpack_refuses_an_archive_still_being_written_and_extracts_nothing(tmp_path):
+    """Hosts do not wait for the canary: one may find the archive while the controller still writes it."""
+    src = cache(tmp_path / "canary")
+    (src / "torch_compile_cache/abc/rank_0_0/backbone/weights.bin").write_bytes(os.urandom(256 * 1024))
+    probe("pack", str(src), str(tmp_path / "c.tar.gz"), "k1", json.dumps({"canary": "h1"}))
+    whole = (tmp_path / "c.tar.gz").read_bytes()
+    (tmp_path / "part.tar.gz").write_bytes(whole[: len(whole) // 2])
+    dest = tmp_path / "peer"
+    dest.mkdir()
+    got = probe("unpack", str(dest), str(tmp_path / "part.tar.gz"), "k1")
+    assert got["used"] is False and got["reason"].startswith("not a complete cache archive"), got
+    assert list(dest.iterdir()) == []
+
+
 def test_pack_of_an_empty_cache_ships_nothing(tmp_path):
     assert probe("pack", str(tmp_path / "none"), str(tmp_path / "c.tar.gz"), "k1", "{}") == \
         {"files": 0, "bytes": 0, "archive_bytes": 0}

@@ -27,6 +27,7 @@ import os
 import sys
 import tarfile
 import time
+import zlib
 
 INFO = "eagle3-compile-cache.json"
 MARKS = ".eagle3-compile-cache"
@@ -101,6 +102,20 @@ def _safe(member: tarfile.TarInfo, root: str) -> bool:
     return not os.path.isabs(member.name) and target.startswith(os.path.realpath(root) + os.sep)
 
 
+def _make_owned(root: str) -> None:
+    """Create the cache root and its missing parents owned as the nearest existing parent (the service user's home:
+    the unit keeps its cache there). The probe runs as root; a plain makedirs left the root root's, and the server,
+    loading the shipped graphs, could not take inductor's lock files in it (PermissionError, the start failed)."""
+    missing, path = [], os.path.abspath(root)
+    while not os.path.exists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    st = os.stat(path)
+    for directory in reversed(missing):
+        os.mkdir(directory, 0o750)
+        os.chown(directory, st.st_uid, st.st_gid)
+
+
 def unpack(root: str, archive: str, key: str) -> dict:
     refused = {"used": False, "files": 0, "bytes": 0}
     try:
@@ -108,19 +123,23 @@ def unpack(root: str, archive: str, key: str) -> dict:
     except (OSError, tarfile.TarError) as exc:
         return dict(refused, reason="not a readable cache archive: %s" % exc)
     with tar:
-        first = tar.next()
-        if first is None or first.name != INFO:
+        try:
+            first = tar.next()
+            info = json.loads(tar.extractfile(first).read() or b"{}") if first is not None and first.name == INFO else None
+            # Every member header: a truncated archive (one still being written) fails here, before anything is unpacked.
+            members = [m for m in tar.getmembers() if m.name != INFO]
+        except (EOFError, OSError, ValueError, tarfile.TarError, zlib.error) as exc:
+            return dict(refused, reason="not a complete cache archive: %s: %s" % (type(exc).__name__, exc))
+        if info is None:
             return dict(refused, reason="the archive has no %s first (not packed by this project)" % INFO)
-        info = json.loads(tar.extractfile(first).read() or b"{}")
         if info.get("key") != key:
             return dict(refused, canary=info.get("canary"),
                         reason="the archive's key %s is not this host's key %s" % (info.get("key"), key))
-        members = [m for m in tar.getmembers() if m.name != INFO]
         bad = [m.name for m in members if not _safe(m, root)]
         if bad:
             return dict(refused, canary=info.get("canary"),
                         reason="members outside the cache or not plain files: %s" % ", ".join(bad[:5]))
-        os.makedirs(root, exist_ok=True)
+        _make_owned(root)
         st = os.stat(root)
         size = 0
         for member in members:
