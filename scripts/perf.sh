@@ -8,6 +8,8 @@
 #     fleet wall time vs the slowest host's own time with cross-step delays (scripts/perf/stragglers.py)
 #   scripts/perf.sh --compile-cache [--hosts NAME:PORT,NAME:PORT] [--prompts N] [--no-converge] [--keep]
 #     a first start with the canary's shipped compile cache vs the canary's cold one (scripts/perf/compile_cache.py)
+#   scripts/perf.sh --peer [--host NAME:PORT] [--prompts N] [--rounds R] [--no-converge] [--keep]
+#     our benchmark phase vs `vllm bench sweep serve` doing the same two profiles on the same host (scripts/perf/peer.py)
 source "$(dirname "$0")/env.sh"
 eagle3_apt_prereqs
 eagle3_venv requirements.txt
@@ -19,6 +21,10 @@ fi
 if [ "${1:-}" = --stragglers ]; then
   shift
   exec python scripts/perf/stragglers.py "$@"
+fi
+if [ "${1:-}" = --peer ]; then
+  shift
+  exec python scripts/perf/peer.py "$@"
 fi
 if [ "${1:-}" = --compile-cache ]; then
   shift

@@ -56,3 +56,19 @@ def test_the_perf_inventory_holds_only_the_perf_hosts_in_the_rehearsal_groups(tm
     assert (a["ansible_port"], a["eagle3_port"], a["ansible_host"], a["eagle3_rehearsal_pair"]) == (2341, 8341, "127.0.0.1", "agreeing")
     assert listed["_meta"]["hostvars"]["localhost"]["eagle3_rehearsal_pair"] == "agreeing"
     assert yaml.safe_load((inv / "hosts.yml").read_text())["all"]["children"]["eagle3"]["children"]["podman_hosts"]
+
+
+def test_the_peer_takes_our_clients_options_from_its_namespace_line():
+    """scripts/perf/peer.py passes `vllm bench sweep serve` the workload our run's client used, read back from the
+    Namespace line it printed (a real one); the --metadata list's NAME=value strings are not options."""
+    sys.path.insert(0, str(ROOT / "scripts/perf"))
+    import peer
+
+    line = (ROOT / "tests/fixtures/bench/namespace-vllm-0.29.0-cpu.txt").read_text()
+    assert "'temperature=0'" in line  # in the metadata list, not the option
+    args = peer.client_args(line)
+    assert args == {"base_url": "http://127.0.0.1:8342", "model": "/var/lib/eagle3/models/target", "dataset_name": "sonnet",
+                    "dataset_path": "/var/lib/eagle3/models/dataset/sonnet.txt", "num_prompts": "10", "max_concurrency": "2",
+                    "sonnet_input_len": "512", "sonnet_output_len": "128", "sonnet_prefix_len": "200",
+                    "custom_output_len": "256", "temperature": "0.0", "seed": "0"}
+    assert peer.bench_command(args).startswith("/opt/eagle3/venv/bin/vllm bench serve --base-url http://127.0.0.1:8342 ")
