@@ -211,3 +211,12 @@ def test_the_run_lookup_reads_hosts_and_run_json(tmp_path):
     # As Ansible runs it: one result per run directory.
     from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import LookupModule
     assert LookupModule().run([str(RUNS / "agree")])[0]["hosts"]["rehearsal-1"]["manifest"]["run_id"]
+
+
+def test_the_runs_compile_cache_manifests_are_not_a_host(run_copy):
+    """vllm_bench keeps <run>/compile-cache/<profile>.json (the canary's manifests) beside the host directories: the
+    report read it as a host outside the run's list (IGNORED compile-cache, seen on a two-host rehearsal)."""
+    run = run_copy(**{"rehearsal-1": "agree/rehearsal-1"})
+    (run / "compile-cache").mkdir()
+    (run / "compile-cache" / "baseline.json").write_text(json.dumps({"state": "shipped", "key": "0123456789abcdef"}))
+    assert set(load_run(run)) == {"rehearsal-1"}

@@ -87,6 +87,9 @@ def _foreign(kind: str, data: dict[str, Any]) -> str | None:
     return None
 
 
+RUN_DIRS = frozenset({"compile-cache"})
+
+
 def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Read <run_dir>/<host>/*.json as fetched by the vllm_bench role.
 
@@ -98,7 +101,8 @@ def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     root = Path(run_dir)
     if not root.is_dir():
         return hosts
-    for host_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+    # compile-cache/: the run's own compile-cache manifests (vllm_bench compile_cache.yml), not a host's results.
+    for host_dir in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in RUN_DIRS):
         entry: dict[str, Any] = {"results": {}, "completions": {}, "manifest": None, "failure": None, "timeline": None,
                                  "bad_files": []}
         for path in sorted(host_dir.glob("*.json")):
