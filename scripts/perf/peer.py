@@ -35,7 +35,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import perf  # noqa: E402  (same directory: inventory(), machine(), log(), save_figures())
-from stragglers import run_book  # noqa: E402
+from stragglers import remove_pair, run_book  # noqa: E402
 
 VENV = "/opt/eagle3/venv"
 ETC = "/etc/eagle3"
@@ -153,8 +153,7 @@ def main() -> int:
         perf.log(f"ours {figures['ours_s']} s, peer {figures['peer_s']} s: median ratio {figures['ratio']} (goal <= 1.05)")
     finally:
         if not args.keep:
-            perf.log(f"removing {host}")
-            run_book(perf.ROOT, inv, "playbooks/teardown.yml", f"peer-down-{stamp}", results)
+            remove_pair(perf.ROOT, inv, [host], f"peer-down-{stamp}", results)
         perf.save_figures(figures, f"peer-{stamp}")
     return 0 if figures.get("ok") else 1
 
