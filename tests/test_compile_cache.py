@@ -2,7 +2,8 @@
 (roles/vllm_bench/files/probes/compile_cache.py, run as the role runs it: python -c), the controller's manifest and
 wait (roles/vllm_bench/files/compile_cache_ctl.py), and the role's task files on two local hosts side by side
 (tests/playbooks/compile_cache.yml): the second host applies the canary's cache, refuses it on a key mismatch,
-compiles itself when the canary fails. What vLLM does with a shipped cache (the hit in its log, the start time) is
+compiles itself when the canary fails, and with a bucket downloads it from S3 itself (the moto server of
+test_results_export.py), nothing of it through the controller. What vLLM does with a shipped cache (the hit in its log, the start time) is
 measured on rehearsal hosts by scripts/perf.sh --compile-cache (docs/performance.md)."""
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from test_results_export import CREDENTIALS, moto, s3  # noqa: F401  (fixtures)
 from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
     eagle3_compile_cache_diff, eagle3_compile_cache_key, eagle3_compile_cache_material, eagle3_vllm_cache_root)
 
@@ -275,7 +277,7 @@ def test_the_second_host_applies_the_canarys_cache(tmp_path):
     assert (tmp_path / f"results/compile-cache/{got['canary']['key']}.tar.gz").exists()
     manifest = json.loads((tmp_path / "results/cachetest/compile-cache/baseline.json").read_text())
     assert manifest["state"] == "shipped" and manifest["key"] == got["canary"]["key"]
-    assert "shipped from the canary canary and applied (1 files" in got["log"]
+    assert "shipped from the canary canary through the controller and applied (1 files" in got["log"]
     # The archive copied to the peer is removed after use.
     assert not list((tmp_path / "peer/results").rglob("*.tar.gz"))
     # A second run: both already hold it.
@@ -284,6 +286,26 @@ def test_the_second_host_applies_the_canarys_cache(tmp_path):
     (tmp_path / "inventory-again").mkdir()
     again = two_hosts_again(tmp_path)
     assert again["canary"]["state"] == again["peer"]["state"] == "local"
+
+
+def test_with_a_bucket_the_second_host_downloads_the_cache_from_s3_itself(s3, moto, tmp_path):
+    bucket = "eagle3-compile-cache-test"
+    s3.create_bucket(Bucket=bucket)
+    got = two_hosts(tmp_path, bucket=bucket, endpoint=moto)
+    key = got["canary"]["key"]
+    assert got["canary"]["state"] == "cold" and got["canary"]["published"] is True
+    obj = f"eagle3/compile-cache/{key}.tar.gz"
+    assert got["peer"]["state"] == "shipped" and got["peer"]["via"] == f"s3://{bucket}/{obj}"
+    # The object is the controller's archive, and what the peer applied is the canary's compile.
+    assert s3.get_object(Bucket=bucket, Key=obj)["Body"].read() == (tmp_path / f"results/compile-cache/{key}.tar.gz").read_bytes()
+    shipped = tmp_path / "peer/cache/torch_compile_cache/abc/rank_0_0/backbone/graph.py"
+    assert shipped.read_text() == "compiled graph for canary\n"
+    log = " ".join(got["log"].split())
+    assert f"shipped from the canary canary through s3://{bucket}/{obj} and applied (1 files" in log
+    # The peer downloaded it (the canary, which compiled, has no such task).
+    assert "changed: [peer]" in got["log"].split("TASK [eagle3.trn2.s3_relay : Download on the host, checked by its sha256; the compile cache of baseline from")[1].split("TASK [")[0]
+    assert not any(value in got["log"] for value in CREDENTIALS.values()) and "X-Amz-Signature" not in got["log"]
+    assert not list((tmp_path / "peer/results").rglob("*.tar.gz"))  # the downloaded archive is removed after use
 
 
 def two_hosts_again(tmp_path: Path) -> dict[str, dict]:

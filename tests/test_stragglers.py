@@ -96,4 +96,4 @@ def test_waiting_for_the_canary_couples_the_hosts_and_ships_its_cache(tmp_path):
     got, log = fleet(tmp_path, benchmark_play(), limit=20, wait=120)
     assert got["a"]["lagging"]["baseline"] == "timeout"
     assert got["b"]["cache"]["baseline"] == "shipped" and got["a"]["cache"]["baseline"] == "cold"
-    assert "shipped from the canary a and applied" in log
+    assert "shipped from the canary a through the controller and applied" in log

@@ -226,3 +226,13 @@ def test_no_token_on_a_host_that_does_not_download():
                    playbook="playbooks/service.yml")
     assert rc == 0, out[-2000:]
     assert not HOST.file("/etc/eagle3/secrets.env").exists
+
+
+def test_the_host_yields_the_cpu_to_other_containers():
+    """eagle3_podman_cpu_shares 2 (this scenario's inventory) reached the kernel: the container's own cgroup, which is
+    what weighs against molecule default's host (a nice on the command that started it would not)."""
+    v1 = HOST.file("/sys/fs/cgroup/cpu/cpu.shares")
+    if v1.exists:
+        assert v1.content_string.strip() == "2"
+    else:  # cgroup v2: podman converts shares 2 to the lowest weight
+        assert HOST.file("/sys/fs/cgroup/cpu.weight").content_string.strip() == "1"
