@@ -35,7 +35,8 @@ CONFIG = {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor-parallel-size": 8
           "max-model-len": 2048, "no-enable-prefix-caching": True,
           "speculative-config": {"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
                                  "num_speculative_tokens": 3}}
-ENV = "# Ansible managed\nVLLM_CACHE_ROOT=/mnt/eagle3-cache/vllm\nNEURON_CC_FLAGS=--optlevel 2\nHOME=/var/lib/eagle3\n"
+ENV = ("# Ansible managed\nVLLM_CACHE_ROOT=/mnt/eagle3-cache/vllm\nTORCHINDUCTOR_CACHE_DIR=/mnt/eagle3-cache/vllm/torchinductor\n"
+       "NEURON_CC_FLAGS=--optlevel 2\nHOME=/var/lib/eagle3\n")
 
 
 def material(**change):

@@ -9,7 +9,7 @@ The key covers (docs/performance.md, "Compile once per fleet"):
     rehearsal's hosts share one loopback, each on its own port, and compile the same);
   - the unit's environment file (/etc/eagle3/vllm.env): compiler flags and platform settings (NEURON_CC_FLAGS,
     NEURON_PLATFORM_TARGET_OVERRIDE, ...), but for where things are stored (VLLM_CACHE_ROOT, HOME, HF_HOME,
-    XDG_CACHE_HOME: a host with instance-store NVMe keeps the cache at /mnt/eagle3-cache/vllm, one without at
+    XDG_CACHE_HOME, TORCHINDUCTOR_CACHE_DIR: a host with instance-store NVMe keeps the cache at /mnt/eagle3-cache/vllm, one without at
     /var/lib/eagle3/cache, and the compiled artifacts are the same);
   - the accelerator, the profile's name and the models' own identity (the rehearsal models' manifest, or the hub
     revision the host downloaded), when the caller has it.
@@ -41,7 +41,7 @@ DOCUMENTATION = r"""
 
 KEY_VERSION = 2
 # Where the host stores things, not what it compiles.
-LOCATIONS = frozenset({"VLLM_CACHE_ROOT", "HOME", "HF_HOME", "XDG_CACHE_HOME"})
+LOCATIONS = frozenset({"VLLM_CACHE_ROOT", "HOME", "HF_HOME", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR"})
 # Where the server listens, not what it compiles (vLLM's own compile hash leaves the API server's address out too).
 LISTEN = frozenset({"host", "port"})
 

@@ -41,7 +41,14 @@ COMPILED = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": F
 # cannot load what it saved, its own or a shipped one: "Compiling model again due to a load failure from
 # .../torch_aot_compile/<hash>/rank_0_0/model, reason: 'function' object has no attribute 'finalize_loading'"
 # (vllm/compilation/decorators.py _try_load_aot_compiled_fn; seen on the rehearsal's second host, 2026-12-02). Off,
-# vLLM keeps inductor's graph cache, which it loads. TORCH_LOGS makes torch log each cache lookup (module docstring).
+# Off, nothing puts inductor's cache under VLLM_CACHE_ROOT: vLLM sets TORCHINDUCTOR_CACHE_DIR only on its AOT path
+# (vllm/compilation/decorators.py, <VLLM_CACHE_ROOT>/torch_compile_cache/torch_aot_compile/<hash>/inductor_cache), so
+# torch keeps it in /tmp/torchinductor_<user> and a shipped VLLM_CACHE_ROOT carries none of it (run of 2026-12-02
+# 21:59: the second host's starts missed every graph, 4 misses and 0 hits, as the canary's cold ones). The units put
+# it inside the cache root (the rehearsal's VLLM_CACHE_ROOT, $HOME/.cache/vllm). TORCH_LOGS makes torch log each
+# cache lookup (module docstring).
+CACHE_ROOT = "/var/lib/eagle3/.cache/vllm"
+# Measured with it set here (run of 22:14); since, the units set it themselves (roles/vllm_service/vars/main.yml).
 UNIT_ENV = {"VLLM_USE_AOT_COMPILE": "0", "TORCH_LOGS": "inductor,aot"}
 # What the journal says of a lookup: torch's two caches, and vLLM's own line on the builds that take its backend.
 LOOKUPS = {"hit": ("fx graph cache hit for key", "AOTAutograd cache hit for key", "Directly load the compiled graph(s)"),
@@ -98,7 +105,7 @@ def main() -> int:
                 sys.exit(f"converge failed (rc {rc}):\n{tail}")
         for host in (a, b):
             # Cold means cold: nothing of an earlier start in the host's cache.
-            subprocess.run(["podman", "exec", host, "sh", "-c", "rm -rf /var/lib/eagle3/.cache/vllm"], check=True)
+            subprocess.run(["podman", "exec", host, "sh", "-c", f"rm -rf {CACHE_ROOT} /tmp/torchinductor_*"], check=True)
         for label, host in (("canary", a), ("shipped", b)):
             run_id = f"cache-{label}-{stamp}"
             since = dt.datetime.now(dt.timezone.utc).timestamp()
@@ -123,10 +130,12 @@ def main() -> int:
         figures["goal"] = 0.7
         figures["ok"] = (bool(figures["ratios"]) and max(figures["ratios"].values()) <= 0.7
                          and all(s["compile_cache"] == "shipped" for s in figures["shipped"]["starts"].values())
-                         # Every shipped start hit the cache, and the canary's cold starts never did.
+                         # Every shipped start hit the cache and missed nothing; the canary's first start (an empty
+                         # cache) hit nothing. (Its later profiles may: EAGLE3's target graph is the baseline's, which
+                         # the canary's own baseline start compiled into the same cache root.)
                          and len(figures["shipped"]["cache_lookups"]) == len(figures["shipped"]["starts"])
-                         and all(u["hit"] > 0 for u in figures["shipped"]["cache_lookups"].values())
-                         and not any(u["hit"] for u in figures["canary"]["cache_lookups"].values()))
+                         and all(u["hit"] > 0 and u["miss"] == 0 for u in figures["shipped"]["cache_lookups"].values())
+                         and figures["canary"]["cache_lookups"].get("vllm-baseline.service", {}).get("hit", 1) == 0)
         perf.log(f"shipped / cold start per profile: {figures['ratios']} (goal <= 0.7); ok {figures['ok']}")
     finally:
         if not args.keep:

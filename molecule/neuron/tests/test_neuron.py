@@ -83,6 +83,8 @@ def test_neuron_units_carry_tp8_path_and_cache():
                                          "num_speculative_tokens": 3}
     env = HOST.file("/etc/eagle3/vllm.env").content_string
     assert "PATH=/opt/eagle3/venv/bin:" in env and "VLLM_CACHE_ROOT=/var/lib/eagle3/cache" in env
+    # inductor's cache inside vLLM's, so compile once per fleet ships it (torch's default is /tmp: PrivateTmp=yes).
+    assert "TORCHINDUCTOR_CACHE_DIR=/var/lib/eagle3/cache/torchinductor\n" in env
     assert "NEURON_SKIP_EFA_AFFINITY=1\n" in env  # the host has no EFA device
     unit = HOST.file("/etc/systemd/system/vllm-eagle3.service").content_string
     props = HOST.service("vllm-eagle3.service").systemd_properties
