@@ -5,6 +5,7 @@
 #   scripts/perf.sh --speedup [--host NAME] [--port PORT] [--rounds R] [--per-round N] [--busy K]
 #     the EAGLE3 speedup as a distribution on a converged rehearsal host (scripts/perf/speedup.py)
 #   scripts/perf.sh --stragglers [--hosts NAME:PORT,NAME:PORT] [--delay D] [--prompts N] [--checkout DIR] [--no-converge] [--keep]
+#                    [--own-cores]
 #     fleet wall time vs the slowest host's own time with cross-step delays (scripts/perf/stragglers.py)
 #   scripts/perf.sh --compile-cache [--hosts NAME:PORT,NAME:PORT] [--prompts N] [--no-converge] [--keep]
 #     a first start with the canary's shipped compile cache vs the canary's cold one (scripts/perf/compile_cache.py)

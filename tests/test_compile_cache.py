@@ -7,6 +7,7 @@ test_results_export.py), nothing of it through the controller. What vLLM does wi
 measured on rehearsal hosts by scripts/perf.sh --compile-cache (docs/performance.md)."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -307,6 +308,44 @@ def test_with_a_bucket_the_second_host_downloads_the_cache_from_s3_itself(s3, mo
     assert "changed: [peer]" in got["log"].split("TASK [eagle3.trn2.s3_relay : Download on the host, checked by its sha256; the compile cache of baseline from")[1].split("TASK [")[0]
     assert not any(value in got["log"] for value in CREDENTIALS.values()) and "X-Amz-Signature" not in got["log"]
     assert not list((tmp_path / "peer/results").rglob("*.tar.gz"))  # the downloaded archive is removed after use
+
+
+def test_a_new_controller_finds_an_earlier_runs_cache_in_s3(s3, moto, tmp_path):
+    """An AWX job's container is thrown away with its compile-cache directory: the next job's controller finds the key
+    in S3 (the canary put it there when it published, with its sha256 as metadata) and ships it from there."""
+    bucket = "eagle3-compile-cache-awx"
+    s3.create_bucket(Bucket=bucket)
+    first = two_hosts(tmp_path / "job1", bucket=bucket, endpoint=moto)
+    key = first["canary"]["key"]
+    obj = f"eagle3/compile-cache/{key}.tar.gz"
+    archive = (tmp_path / f"job1/results/compile-cache/{key}.tar.gz").read_bytes()
+    head = s3.head_object(Bucket=bucket, Key=obj)
+    assert head["Metadata"] == {"sha256": hashlib.sha256(archive).hexdigest()}
+    assert f"kept on the controller and in s3://{bucket}/{obj} for the other hosts" in " ".join(first["log"].split())
+    # The next job: a new controller directory and new hosts, the same bucket.
+    second = two_hosts(tmp_path / "job2", bucket=bucket, endpoint=moto)
+    for host in ("canary", "peer"):
+        assert second[host]["state"] == "shipped" and second[host]["via"] == f"s3://{bucket}/{obj}", second[host]
+        assert second[host]["reason"] == "in S3 from an earlier run, not on this controller"
+        applied = tmp_path / f"job2/{host}/cache/torch_compile_cache/abc/rank_0_0/backbone/graph.py"
+        assert applied.read_text() == "compiled graph for canary\n"
+    assert not (tmp_path / "job2/results/compile-cache").exists() or not any((tmp_path / "job2/results/compile-cache").iterdir())
+    assert "TASK [eagle3.trn2.s3_relay : Upload once" not in second["log"]  # nothing went up from this controller
+    assert not any(value in second["log"] for value in CREDENTIALS.values()) and "X-Amz-Signature" not in second["log"]
+
+
+def test_an_object_without_its_sha256_is_not_used(s3, moto, tmp_path):
+    """Bytes under the key that s3_relay did not put (no sha256 metadata) are never downloaded unchecked: the canary
+    compiles and its publish replaces them."""
+    bucket = "eagle3-compile-cache-foreign"
+    s3.create_bucket(Bucket=bucket)
+    first = two_hosts(tmp_path / "job1", bucket=bucket, endpoint=moto)
+    obj = f"eagle3/compile-cache/{first['canary']['key']}.tar.gz"
+    s3.put_object(Bucket=bucket, Key=obj, Body=b"not a compile cache")
+    second = two_hosts(tmp_path / "job2", bucket=bucket, endpoint=moto)
+    assert second["canary"]["state"] == "cold" and second["canary"]["published"] is True
+    assert f"s3://{bucket}/{obj} carries no sha256 (not put by s3_relay), not used" in " ".join(second["log"].split())
+    assert "sha256" in s3.head_object(Bucket=bucket, Key=obj)["Metadata"]
 
 
 def two_hosts_again(tmp_path: Path) -> dict[str, dict]:

@@ -9,11 +9,16 @@ Type=exec, so the start waits for it). Then, in one invocation:
   ratio = fleet / max(alone A, alone B); goal <= 1.1. A lock-step (linear) play pays both delays on both
   hosts: about base + 2D against base + D.
 With --checkout DIR the playbooks of another checkout run (e.g. an export of main, to show the lock step).
+With --own-cores each host's container is pinned to its own CPUs for the whole measurement (podman update
+--cpuset-cpus: A the first half of the machine's CPUs, B the second; all CPUs again at the end), as the hosts of a real
+fleet each have their own machine, and the benchmark windows may overlap (eagle3_bench_exclusive_window false): the
+ratio then measures the play's scheduling alone, not two hosts taking turns on shared cores. The alone runs are made
+with the same pinning, so a host has the same CPUs alone and in the fleet.
 Each benchmark run has its own run id; the results land in EAGLE3_RESULTS_DIR (default artifacts/perf/results).
 
 usage: scripts/perf.sh --stragglers [--hosts NAME:PORT,NAME:PORT] [--delay D] [--prompts N]
                                     [--checkout DIR] [--no-converge] [--keep] [--alone-from FIGURES.json]
-                                    [--extra JSON]
+                                    [--extra JSON] [--own-cores]
 """
 from __future__ import annotations
 
@@ -62,6 +67,20 @@ def dropin(host: str, unit: str, delay: int | None) -> None:
     subprocess.run(["podman", "exec", host, "sh", "-c", script + " && systemctl daemon-reload"], check=True)
 
 
+def pin(host: str, cpus: str) -> None:
+    """Pin a running podman host to CPUs (the kernel moves its processes; new ones inherit the set)."""
+    subprocess.run(["podman", "update", "--cpuset-cpus", cpus, host], check=True, capture_output=True, text=True)
+
+
+def own_cores(a: str, b: str) -> dict[str, str]:
+    """A the first half of the CPUs this process may use, B the second half."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        sys.exit("--own-cores needs at least 2 CPUs")
+    half = len(cpus) // 2
+    return {a: ",".join(map(str, cpus[:half])), b: ",".join(map(str, cpus[half:]))}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", default="perf-straggler-1:8341,perf-straggler-2:8342",
@@ -75,6 +94,9 @@ def main() -> int:
                         "hosts and delay instead of measuring them (e.g. to show another checkout's fleet time)")
     parser.add_argument("--extra", default="{}", help="extra variables (JSON) for every benchmark run, e.g. "
                         "'{\"vllm_bench_compile_cache_wait\": 1800}' to have the hosts wait for the canary's compile")
+    parser.add_argument("--own-cores", action="store_true", help="pin each host to its own half of the CPUs and let "
+                        "the benchmark windows overlap (as on a real fleet); default: the hosts share every CPU and take "
+                        "turns for their benchmark windows (the rehearsal inventory's eagle3_bench_exclusive_window)")
     args = parser.parse_args()
     (a, a_port), (b, b_port) = [(n, int(p)) for n, p in (h.split(":") for h in args.hosts.split(","))]
     root = args.checkout.resolve()
@@ -88,7 +110,10 @@ def main() -> int:
                                                 capture_output=True, text=True).stdout.strip() or "(not a git checkout)",
                      "command": "scripts/perf.sh --stragglers " + " ".join(sys.argv[1:]), "delay_s": args.delay,
                      "prompts": args.prompts, "hosts": [a, b], "extra": json.loads(args.extra)}
-    bench = ["-e", json.dumps({"eagle3_bench_num_prompts": args.prompts, **json.loads(args.extra)})]
+    cpusets = own_cores(a, b) if args.own_cores else {}
+    figures["cpusets"] = cpusets or "shared"
+    window = {"eagle3_bench_exclusive_window": False} if cpusets else {}
+    bench = ["-e", json.dumps({"eagle3_bench_num_prompts": args.prompts, **window, **json.loads(args.extra)})]
     try:
         if not args.no_converge:
             perf.log(f"converging {a} and {b} (provision, install, models, units)")
@@ -96,6 +121,9 @@ def main() -> int:
                                       "--tags", "provision,vllm,models,service")
             if rc:
                 sys.exit(f"converge failed (rc {rc}):\n{tail}")
+        for host, cpus in cpusets.items():
+            perf.log(f"pinning {host} to CPUs {cpus} (podman update --cpuset-cpus)")
+            pin(host, cpus)
         perf.log(f"delaying {a}'s baseline start and {b}'s eagle3 start by {args.delay} s (drop-ins)")
         dropin(a, "vllm-baseline.service", args.delay)
         dropin(b, "vllm-eagle3.service", args.delay)
@@ -104,8 +132,9 @@ def main() -> int:
         runs = [("fleet", []), ("alone_" + a, ["--limit", f"{a},localhost"]), ("alone_" + b, ["--limit", f"{b},localhost"])]
         if args.alone_from:
             earlier = json.loads(args.alone_from.read_text())
-            if earlier["hosts"] != [a, b] or earlier["delay_s"] != args.delay or earlier["prompts"] != args.prompts:
-                sys.exit(f"{args.alone_from} measured other hosts, delay or prompts")
+            if (earlier["hosts"] != [a, b] or earlier["delay_s"] != args.delay or earlier["prompts"] != args.prompts
+                    or earlier.get("cpusets", "shared") != figures["cpusets"]):
+                sys.exit(f"{args.alone_from} measured other hosts, delay, prompts or CPU pinning")
             for host in (a, b):
                 figures[f"alone_{host}_s"] = earlier[f"alone_{host}_s"]
             figures["alone_from"] = str(args.alone_from)
@@ -132,6 +161,11 @@ def main() -> int:
                 dropin(host, unit, None)
             except subprocess.CalledProcessError as exc:
                 perf.log(f"could not remove the drop-in of {unit} on {host}: {exc}")
+        for host in cpusets:
+            try:
+                pin(host, ",".join(map(str, sorted(os.sched_getaffinity(0)))))
+            except subprocess.CalledProcessError as exc:
+                perf.log(f"could not unpin {host}: {exc.stderr}")
         if not args.keep:
             remove_pair(root, pair, [a, b], f"strag-down-{stamp}", results)
         perf.save_figures(figures, f"stragglers-{stamp}")
