@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = importlib.util.spec_from_file_location("perf", ROOT / "scripts/perf/perf.py")
 perf = importlib.util.module_from_spec(SPEC)
@@ -72,3 +74,18 @@ def test_the_peer_takes_our_clients_options_from_its_namespace_line():
                     "sonnet_input_len": "512", "sonnet_output_len": "128", "sonnet_prefix_len": "200",
                     "custom_output_len": "256", "temperature": "0.0", "seed": "0"}
     assert peer.bench_command(args).startswith("/opt/eagle3/venv/bin/vllm bench serve --base-url http://127.0.0.1:8342 ")
+
+
+def test_own_cores_gives_each_straggler_host_its_own_half_of_the_cpus(monkeypatch):
+    """scripts/perf.sh --stragglers --own-cores: A the first half of the CPUs this process may use, B the second, never
+    one CPU for both; one CPU is refused."""
+    sys.path.insert(0, str(ROOT / "scripts/perf"))
+    import stragglers
+
+    monkeypatch.setattr(stragglers.os, "sched_getaffinity", lambda pid: {3, 0, 2, 1})
+    assert stragglers.own_cores("a", "b") == {"a": "0,1", "b": "2,3"}
+    monkeypatch.setattr(stragglers.os, "sched_getaffinity", lambda pid: {4, 5, 7})
+    assert stragglers.own_cores("a", "b") == {"a": "4", "b": "5,7"}
+    monkeypatch.setattr(stragglers.os, "sched_getaffinity", lambda pid: {0})
+    with pytest.raises(SystemExit, match="at least 2 CPUs"):
+        stragglers.own_cores("a", "b")
