@@ -5,6 +5,7 @@ credentials never reach the output, whatever happens. Its users: vllm_install's 
 and vllm_bench's compile cache (test_compile_cache.py)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -74,3 +75,53 @@ def test_a_bad_bucket_name_is_refused_naming_the_variable(s3, moto, tmp_path):
     rc, out = play(tmp_path, moto, bucket="Not_A_Bucket")
     assert rc != 0
     assert 's3_relay_bucket must be an S3 bucket name (3-63 lower-case letters, digits, dots and hyphens; got "Not_A_Bucket")' in out
+
+
+def test_put_once_keeps_the_first_upload_and_the_hosts_get_those_bytes(s3, moto, tmp_path):
+    """s3_relay_put_once (the compile caches: the key names what the archive holds): a second controller with its own
+    archive of the key (other bytes: another pack) uploads nothing, and its hosts download and check the first upload,
+    so a host never gets other bytes than the ones it looked up."""
+    s3.create_bucket(Bucket=BUCKET)
+    first = tmp_path / "first.bin"
+    first.write_bytes(os.urandom(4096))
+    rc, out = play(tmp_path, moto, put_once=True, src=str(first))
+    assert rc == 0, out[-3000:]
+    for host in HOSTS:
+        (tmp_path / host / "relayed.bin").unlink()
+    before = s3.head_object(Bucket=BUCKET, Key=OBJECT)
+    rc, out = play(tmp_path, moto, put_once=True)  # controller.bin: other bytes, the same key
+    assert rc == 0, out[-3000:]
+    after = s3.head_object(Bucket=BUCKET, Key=OBJECT)
+    assert (after["ETag"], after["LastModified"]) == (before["ETag"], before["LastModified"])  # no upload
+    assert s3.get_object(Bucket=BUCKET, Key=OBJECT)["Body"].read() == first.read_bytes()
+    assert s3.head_object(Bucket=BUCKET, Key=OBJECT)["Metadata"] == {"sha256": hashlib.sha256(first.read_bytes()).hexdigest()}
+    for host in HOSTS:
+        assert (tmp_path / host / "relayed.bin").read_bytes() == first.read_bytes()
+
+
+def test_put_once_replaces_an_object_without_its_sha256(s3, moto, tmp_path):
+    """Bytes under the key that this role did not put (no sha256 metadata) are replaced, not kept."""
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_object(Bucket=BUCKET, Key=OBJECT, Body=b"not put by s3_relay")
+    rc, out = play(tmp_path, moto, put_once=True)
+    assert rc == 0, out[-3000:]
+    src = (tmp_path / "controller.bin").read_bytes()
+    assert s3.get_object(Bucket=BUCKET, Key=OBJECT)["Body"].read() == src
+    assert s3.head_object(Bucket=BUCKET, Key=OBJECT)["Metadata"] == {"sha256": hashlib.sha256(src).hexdigest()}
+    for host in HOSTS:
+        assert (tmp_path / host / "relayed.bin").read_bytes() == src
+
+
+def test_without_put_once_a_changed_file_replaces_the_object(s3, moto, tmp_path):
+    """The wheelhouse's case (the controller's file is the truth): other bytes under the name are uploaded."""
+    s3.create_bucket(Bucket=BUCKET)
+    first = tmp_path / "first.bin"
+    first.write_bytes(os.urandom(4096))
+    rc, out = play(tmp_path, moto, src=str(first))
+    assert rc == 0, out[-3000:]
+    rc, out = play(tmp_path, moto)
+    assert rc == 0, out[-3000:]
+    src = (tmp_path / "controller.bin").read_bytes()
+    assert s3.get_object(Bucket=BUCKET, Key=OBJECT)["Body"].read() == src
+    for host in HOSTS:
+        assert (tmp_path / host / "relayed.bin").read_bytes() == src
