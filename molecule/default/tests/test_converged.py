@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -101,17 +103,67 @@ def test_one_profile_at_a_time_and_health_on_loopback():
     assert HOST.service("vllm-serve.service").is_enabled
     try:
         assert HOST.run("systemctl start vllm-baseline.service").rc == 0
-        assert HOST.run("systemctl is-active vllm-serve.service").stdout.strip() in ("inactive", "failed")
+        # Stopped cleanly, not failed: its ExecStop waited for its processes (stop_and_check_it_ended_clean).
+        assert HOST.run("systemctl is-active vllm-serve.service").stdout.strip() == "inactive"
         wait_healthy("vllm-baseline.service")
         assert HOST.socket(f"tcp://127.0.0.1:{PORT}").is_listening
         assert not HOST.socket(f"tcp://0.0.0.0:{PORT}").is_listening
         assert HOST.run("systemctl start vllm-eagle3.service").rc == 0
         # Conflicts= stops the baseline as the EAGLE3 server starts: never both on the devices.
-        assert HOST.run("systemctl is-active vllm-baseline.service").stdout.strip() in ("inactive", "failed")
+        assert HOST.run("systemctl is-active vllm-baseline.service").stdout.strip() == "inactive"
         wait_healthy("vllm-eagle3.service")
         assert not HOST.service("vllm-baseline.service").is_running
+        stop_and_check_it_ended_clean("vllm-eagle3.service")
     finally:
         HOST.run("systemctl stop vllm-baseline.service vllm-eagle3.service")
+
+
+def stop_and_check_it_ended_clean(unit: str) -> None:
+    """A running server's stop returns once vLLM and its children have exited, as Result=success, with nothing
+    SIGKILLed; before the units' ExecStop it waited out TimeoutStopSec here (systemd in a container on a cgroup-v1
+    host hears nothing of an emptied cgroup) and ended `failed`, Result=timeout."""
+    assert HOST.service(unit).is_running, unit
+    timeout_s = int(HOST.run(f"systemctl show -p TimeoutStopUSec --value {unit}").stdout.strip().rstrip("s"))
+    since = HOST.run("date +%s").stdout.strip()
+    started = time.monotonic()
+    assert HOST.run(f"systemctl stop {unit}").rc == 0
+    took = time.monotonic() - started
+    props = HOST.service(unit).systemd_properties
+    log = HOST.run(f"journalctl -u {unit} --since @{since} --no-pager -o cat").stdout
+    assert (props["ActiveState"], props["Result"]) == ("inactive", "success"), log[-2000:]
+    assert "every process of the unit exited" in log and "SIGKILL" not in log, log[-2000:]
+    # vLLM exits about 0.3 s after SIGTERM; the timeout is 10 s in the rehearsal.
+    assert took < timeout_s - 1, f"the stop took {took:.1f} s of TimeoutStopSec {timeout_s} s"
+
+
+def test_a_server_ignoring_sigterm_is_killed_by_the_timeout():
+    """The bound: the units' ExecStop SIGKILLs what is left at TimeoutStopSec - 1 s, every process of the unit (a
+    child that ignores SIGTERM too), as systemd would at TimeoutStopSec; the stop does not take twice the timeout
+    (ExecStop's own, then systemd's SIGTERM phase)."""
+    stop = HOST.service("vllm-baseline.service").systemd_properties["ExecStop"]
+    helper = re.search(r"argv\[\]=(\S+ -I \S+eagle3_stop\.py)", stop)
+    assert helper, stop
+    unit = "eagle3-stop-drill"
+    HOST.run(f"systemctl reset-failed {unit}")
+    run = HOST.run(
+        f"systemd-run --unit={unit} -p TimeoutStopSec=6 -p KillMode=mixed -p User=eagle3 "
+        f"-p 'ExecStop={helper.group(1)} 6 $MAINPID' "
+        """/bin/sh -c 'trap "" TERM; (trap "" TERM; exec sleep 1000) & sleep 1000 & wait; wait'""")
+    assert run.rc == 0, run.stderr
+    try:
+        deadline = time.monotonic() + 30
+        while HOST.run("pgrep -c -u eagle3 -f 'sleep 1000'").stdout.strip() != "2" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        started = time.monotonic()
+        assert HOST.run(f"systemctl stop {unit}").rc == 0
+        took = time.monotonic() - started
+        log = HOST.run(f"journalctl -u {unit} --no-pager -o cat").stdout
+        assert "still running after" in log and "SIGKILL" in log, log
+        # The helper's deadline is 5 s; the timeout twice over would be 12 s.
+        assert 4.5 < took < 12, f"the stop took {took:.1f} s"
+        assert HOST.run("pgrep -u eagle3 -f 'sleep 1000'").rc == 1, "a process of the unit outlived its stop"
+    finally:
+        HOST.run(f"systemctl stop {unit}; systemctl reset-failed {unit}")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
