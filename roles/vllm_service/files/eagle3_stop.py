@@ -51,14 +51,13 @@ def cgroup_procs_file() -> str | None:
 
 def others(procs_file: str | None, main: int) -> list[int]:
     """Every process of the unit but this one (the main process alone without a cgroup to read)."""
-    if procs_file is None:
-        return [main] if main > 0 and alive(main) else []
-    try:
-        with open(procs_file, encoding="ascii") as f:
-            pids = [int(p) for p in f.read().split()]
-    except OSError:
-        return [main] if main > 0 and alive(main) else []
-    return [p for p in pids if p != os.getpid()]
+    if procs_file is not None:
+        try:
+            with open(procs_file, encoding="ascii") as f:
+                return [p for p in map(int, f.read().split()) if p != os.getpid()]
+        except OSError:
+            pass
+    return [main] if main > 0 and alive(main) else []
 
 
 def alive(pid: int) -> bool:
@@ -67,7 +66,7 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # another user's process: it exists
     return True
 
 
