@@ -11,7 +11,9 @@ description:
     and a C(progress) line read from the job's log. A task retries it until C(result.finished)
     with C(delay=0), so a long wait prints one progress line per window (the eagle3_progress callback
     shows it instead of "FAILED - RETRYING"), and the job's end is noticed within half a second.
-  - Read-only; the job itself is collected with M(ansible.builtin.async_status) afterwards.
+  - Once the job has finished, also returns its exit status and message from the results file and,
+    with I(tail), the log's last lines, so no M(ansible.builtin.async_status) and no C(tail) task are needed
+    after it (each is one more round trip to the host). Read-only.
 options:
   results_file: {description: The async job's results file., type: path, required: true}
   log: {description: The job's log (it may not exist yet)., type: path, required: true}
@@ -26,6 +28,7 @@ options:
     default: log_line
   idle: {description: Shown while the log has nothing to measure yet., type: str, default: starting}
   since: {description: Epoch second the job started; when given the line ends with the seconds since., type: int}
+  tail: {description: Lines of the log's end returned as C(log_tail) once the job has finished (0 none)., type: int, default: 0}
 author: eagle3 project
 """
 
@@ -48,6 +51,15 @@ EXAMPLES = r"""
 RETURN = r"""
 finished: {description: Whether the job has finished (its results file says so)., type: bool, returned: always}
 progress: {description: "One line: label, what the log shows, and the seconds since I(since)", type: str, returned: always}
+job_rc:
+  description:
+    - The job's exit status (C(rc) of the module the job ran); null when the job has none, as when async_wrapper
+      killed it at its C(async) time limit (C(job_msg) Timeout exceeded) or could not run it.
+    - Not named C(rc), which would make Ansible count this task as failed when the job failed.
+  type: int
+  returned: when finished
+job_msg: {description: The job's message (its results file's C(msg)); empty when there is none., type: str, returned: when finished}
+log_tail: {description: "The last I(tail) lines of the log, split at newlines as C(tail -n) does.", type: list, elements: str, returned: when finished}
 """
 
 import json
@@ -57,14 +69,38 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 TAIL = 4000  # bytes of the log read: its last progress line is near the end
+TAIL_LINES_BYTES = 64000  # bytes read for the log's last lines (tail): vllm bench serve's summary is about 2 KB
+
+
+def job_result(results_file: str) -> dict | None:
+    """The results file once the job has finished (async_wrapper writes the module's own result there), else None.
+
+    async_wrapper first writes {"started": true, "finished": false, ...}, then replaces it with the module's result,
+    which has no "started" key (ansible/modules/async_wrapper.py, jwrite; async_status reads it the same way)."""
+    try:
+        with open(results_file) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None  # not written yet, or being rewritten by async_wrapper
+    return data if data.get("finished", 1) else None
 
 
 def finished(results_file: str) -> bool:
+    return job_result(results_file) is not None
+
+
+def last_lines(log: str, count: int) -> list[str]:
     try:
-        with open(results_file) as f:
-            return bool(json.load(f).get("finished", 1))
-    except (OSError, ValueError):
-        return False  # not written yet, or being rewritten by async_wrapper
+        with open(log, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - TAIL_LINES_BYTES))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return []
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines[-count:] if count > 0 else []
 
 
 def measured(log: str, measure: str) -> str | None:
@@ -83,17 +119,21 @@ def measured(log: str, measure: str) -> str | None:
 
 
 def wait(results_file: str, log: str, window: float, label: str, measure: str, idle: str,
-         since: int | None = None) -> dict:
+         since: int | None = None, tail: int = 0) -> dict:
     deadline = time.monotonic() + window
     while True:
-        done = finished(results_file)
-        if done or time.monotonic() >= deadline:
+        result = job_result(results_file)
+        if result is not None or time.monotonic() >= deadline:
             break
         time.sleep(0.5)
     progress = "%s: %s" % (label, measured(log, measure) or idle)
     if since is not None:
         progress += ", %d s" % (time.time() - since)
-    return {"finished": done, "progress": progress}
+    if result is None:
+        return {"finished": False, "progress": progress}
+    rc = result.get("rc")
+    return {"finished": True, "progress": progress, "job_rc": rc if isinstance(rc, int) else None,
+            "job_msg": str(result.get("msg") or ""), "log_tail": last_lines(log, tail)}
 
 
 def main() -> None:
@@ -106,14 +146,17 @@ def main() -> None:
             measure=dict(type="str", choices=["requests", "log_line"], default="log_line"),
             idle=dict(type="str", default="starting"),
             since=dict(type="int"),
+            tail=dict(type="int", default=0),
         ),
         supports_check_mode=True,
     )
     p = module.params
     if p["window"] < 0:
         module.fail_json(msg="window must be >= 0 seconds (got %s)" % p["window"])
+    if p["tail"] < 0:
+        module.fail_json(msg="tail must be >= 0 lines (got %s)" % p["tail"])
     module.exit_json(changed=False, **wait(p["results_file"], p["log"], p["window"], p["label"], p["measure"],
-                                           p["idle"], p["since"]))
+                                           p["idle"], p["since"], p["tail"]))
 
 
 if __name__ == "__main__":

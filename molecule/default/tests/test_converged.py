@@ -154,6 +154,7 @@ def test_a_server_ignoring_sigterm_is_killed_by_the_timeout():
         deadline = time.monotonic() + 30
         while HOST.run("pgrep -c -u eagle3 -f 'sleep 1000'").stdout.strip() != "2" and time.monotonic() < deadline:
             time.sleep(0.2)
+        assert HOST.run("pgrep -c -u eagle3 -f 'sleep 1000'").stdout.strip() == "2", "the drill's processes never started"
         started = time.monotonic()
         assert HOST.run(f"systemctl stop {unit}").rc == 0
         took = time.monotonic() - started
