@@ -18,6 +18,10 @@ DOCUMENTATION = r"""
       of a-z, 0-9, dots and hyphens, starting and ending with a letter or digit, no two dots in a row, not formatted
       as an IPv4 address.
     - C(eagle3_cache_disk) picks the instance-store NVMe disk for the compile cache from lsblk's JSON.
+    - C(neuron_sdk_of_ami) is the Neuron SDK release an AMI's description names ("Neuron SDK 2.32.0" gives C(2.32.0)),
+      empty when it names none (not a DLAMI). C(dlamis_of_release) keeps the images (ec2_ami_info's) whose description
+      names a release, oldest first by creation date. AWS documents the selection of a release's DLAMI by the filter
+      C(description=*Neuron SDK 2.32.0*) (aws-neuron-sdk deploy/environments/dlami.rst).
 """
 
 
@@ -116,10 +120,26 @@ def eagle3_cache_disk(lsblk: dict[str, Any], wanted: str = "auto", mount: str = 
     return {"device": "", "format": False, "reason": "no instance-store NVMe on this host"}
 
 
+
+_SDK_IN_DESCRIPTION = re.compile(r"Neuron SDK (\d+(?:\.\d+)+)")
+
+
+def neuron_sdk_of_ami(description: Any) -> str:
+    """The Neuron SDK release an AMI's description names ("... Neuron SDK 2.32.0 ..." -> "2.32.0"), else ""."""
+    found = _SDK_IN_DESCRIPTION.search(description) if isinstance(description, str) else None
+    return found.group(1) if found else ""
+
+
+def dlamis_of_release(images: list[dict[str, Any]], release: str) -> list[dict[str, Any]]:
+    """The images whose description names Neuron SDK `release`, oldest first (the newest is the last)."""
+    return sorted((i for i in images if neuron_sdk_of_ami(i.get("description")) == release),
+                  key=lambda i: str(i.get("creation_date", "")))
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
         return {"eagle3_is_cidr": eagle3_is_cidr, "eagle3_is_s3_bucket": eagle3_is_s3_bucket,
                 "eagle3_cidrs_too_wide": eagle3_cidrs_too_wide,
-                "eagle3_cache_disk": eagle3_cache_disk}
+                "eagle3_cache_disk": eagle3_cache_disk,
+                "neuron_sdk_of_ami": neuron_sdk_of_ami, "dlamis_of_release": dlamis_of_release}

@@ -76,10 +76,29 @@ def test_security_group_admits_the_admin_the_clients_and_the_monitors_only():
     assert not [p for p in sg["IpPermissions"] for r in p.get("Ipv6Ranges", [])]
 
 
-def test_ami_comes_from_the_ssm_parameter():
+def dlamis() -> dict[str, str]:
+    """Neuron SDK release -> image id of the fixture DLAMIs (create.yml)."""
+    images = EC2.describe_images(Owners=["self"], Filters=[{"Name": "name", "Values": ["Deep Learning AMI Neuron*"]}])["Images"]
+    return {i["Description"].split("Neuron SDK ")[1].split(",")[0]: i["ImageId"] for i in images}
+
+
+def test_ami_is_the_dlami_of_the_runs_release_not_the_ssm_parameters_newest():
     ssm = boto3.client("ssm", region_name="us-east-2", endpoint_url=ENDPOINT)
-    image = ssm.get_parameter(Name="/eagle3-test/neuron-dlami/image_id")["Parameter"]["Value"]
-    assert {i["ImageId"] for i in fleet()} == {image}
+    newest = ssm.get_parameter(Name="/eagle3-test/neuron-dlami/image_id")["Parameter"]["Value"]
+    released = dlamis()
+    assert newest == released["2.33.0"]
+    # The run pins 2.32.0 (eagle3_neuron_sdk_version): the SSM parameter's 2.33 DLAMI was replaced before the launch.
+    assert {i["ImageId"] for i in fleet()} == {released["2.32.0"]}
+
+
+def test_a_pinned_ami_of_another_release_is_refused_before_any_launch():
+    before = sorted(i["InstanceId"] for i in fleet())
+    proc = playbook("playbooks/provision.yml", "-e", f"provision_ec2_ami_id={dlamis()['2.33.0']}")
+    assert proc.returncode != 0
+    assert ("carries Neuron SDK 2.33.0, the run asks for eagle3_neuron_sdk_version 2.32.0; provision_ec2_ami_id pins it"
+            in flat(proc)), flat(proc)[-2000:]
+    assert "Nothing was launched." in flat(proc)
+    assert sorted(i["InstanceId"] for i in fleet()) == before
 
 
 def test_region_without_trn2_is_refused_before_any_change():
@@ -170,6 +189,21 @@ def test_replacement_refuses_an_instance_outside_the_fleet():
     assert every_instance() == before  # nothing launched
 
 
+def test_replacement_refuses_a_count_below_the_fleets_size_before_terminating_anything():
+    # provision_ec2_count is 1 in the shipped aws inventory: the provision role's exact_count would have terminated
+    # every other instance of a larger fleet at the replacement's first step.
+    before = every_instance()
+    running = sorted(i["InstanceId"] for i in fleet())
+    assert len(running) >= 2
+    proc = playbook("playbooks/replace.yml", "-e", json.dumps({**REPLACE, "eagle3_replace": [running[0]],
+                                                                "provision_ec2_count": 1}),
+                    env={"EAGLE3_API_KEY": "molecule-serving-key-not-a-secret", "EAGLE3_RUN_ID": "replace-count"})
+    assert proc.returncode != 0
+    assert (f"fleet molecule runs {len(running)} instances ({', '.join(running)}) but provision_ec2_count is 1: the "
+            "replacement would first terminate instances" in flat(proc)), flat(proc)[-3000:]
+    assert every_instance() == before  # nothing launched, nothing terminated
+
+
 def test_scale_up_then_down_keeps_instances():
     first = [i["InstanceId"] for i in fleet()]
     up = playbook("playbooks/provision.yml", "-e", "provision_ec2_count=3")
@@ -202,3 +236,13 @@ def test_teardown_leaves_nothing_running():
     assert fleet() == []
     assert not [g for g in EC2.describe_security_groups()["SecurityGroups"] if g["GroupName"] == "eagle3-bench-molecule"]
     assert EC2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": ["eagle3"]}])["KeyPairs"] == []
+
+
+def test_teardown_keeps_a_key_pair_it_did_not_import():
+    # provision_ec2_public_key empty: the key pair existed before (the operator's); teardown_network leaves it.
+    EC2.create_key_pair(KeyName="operator-key")
+    proc = playbook("playbooks/teardown.yml", "-e", json.dumps({
+        "provision_ec2_teardown_network": True, "provision_ec2_key_name": "operator-key", "provision_ec2_public_key": ""}))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert [k["KeyName"] for k in EC2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": ["operator-key"]}])["KeyPairs"]] == [
+        "operator-key"]
