@@ -74,6 +74,8 @@ HUB = {**NEURON, "eagle3_model_source": "hub", "model_assets_gated_check": False
 TOKEN = "hf_CANARYbadinput0123456789"
 # Cases whose token comes from the controller's environment (HF_TOKEN), as an operator should give it.
 ENV_TOKENS = {"token-two-lines": TOKEN + "\nLD_PRELOAD=evil.so"}
+# Cases whose serving API key comes from the controller's environment (EAGLE3_API_KEY), as an operator gives it.
+ENV_API_KEYS = {"api-key-trailing-newline": API_KEY + "\n"}
 
 # (id, extra vars, substrings the refusal must contain: the variable, then the expectation)
 CASES = [
@@ -206,7 +208,16 @@ CASES = [
      ["eagle3_serve_bind_address must be 127.0.0.1 on podman hosts", 'got "0.0.0.0"']),
     ("api-key-on-command-line", "eagle3_serve_api_key=molecule-serving-key-on-the-cli",
      ["eagle3_serve_api_key given on the ansible-playbook command line", "EAGLE3_API_KEY"]),
+    # `$` matched before a final newline (`echo KEY | ansible-vault encrypt_string` keeps one): the key passed, the unit
+    # was started, and the smoke test's http.client error (which holds the key) was all there was.
+    ("api-key-trailing-newline", {}, ["eagle3_serve", "needs an API key: eagle3_serve_api_key must be at least 16 characters"]),
+    ("gate-rate-text", {"eagle3_gates": {"acceptance": {"enforce": True, "min_rate": "thirty"}}},
+     ["eagle3_gates.acceptance.min_rate must be a percentage 0..100", "got thirty"]),
+    ("index-url-credentials", {"eagle3_pip_extra_index_urls": ["https://ci:s3cret-pip-token@pypi.example.com/simple"]},
+     ["vllm_install_extra_index_urls", "eagle3_pip_extra_index_urls", "must not carry credentials"]),
 ]
+# Secrets the refusal of these cases must not show.
+NOT_SHOWN = {"api-key-trailing-newline": API_KEY, "index-url-credentials": "s3cret-pip-token"}
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +234,7 @@ def place(tmp_path_factory) -> Path:
     return root
 
 
-def run_bad(place: Path, extra, inventories=(), token="") -> tuple[int, str]:
+def run_bad(place: Path, extra, inventories=(), token="", api_key=API_KEY) -> tuple[int, str]:
     """Return code and output (whitespace folded) of site.yml with one mistake; HF_TOKEN only when a token is given."""
     if isinstance(extra, str):
         extra = extra.replace("{work}", str(place / "work"))
@@ -232,7 +243,7 @@ def run_bad(place: Path, extra, inventories=(), token="") -> tuple[int, str]:
     args += ["-e", extra if isinstance(extra, str) else json.dumps(extra), "eagle3.trn2.site"]
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID="badinput", ANSIBLE_NOCOLOR="1",
                ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / ".ansible" / "collections")),
-               EAGLE3_RESULTS_DIR=str(place / "results"), EAGLE3_API_KEY=API_KEY)
+               EAGLE3_RESULTS_DIR=str(place / "results"), EAGLE3_API_KEY=api_key)
     env.pop("HF_TOKEN", None)
     if token:
         env["HF_TOKEN"] = token
@@ -249,7 +260,7 @@ def refusals(place):
     """{case id: (rc, output)} for every case, WORKERS at a time."""
     def one(case):
         name, extra, _ = case
-        return name, run_bad(place, extra, token=ENV_TOKENS.get(name, ""))
+        return name, run_bad(place, extra, token=ENV_TOKENS.get(name, ""), api_key=ENV_API_KEYS.get(name, API_KEY))
 
     with ThreadPoolExecutor(WORKERS) as pool:
         return dict(pool.map(one, CASES))
@@ -274,11 +285,23 @@ def test_bad_input_is_refused_before_any_change(refusals, case, expected):
     rc, out = refusals[case]
     assert_refused(rc, out, expected)
     assert TOKEN not in out  # a secret is never shown, whatever the refusal
+    if case in NOT_SHOWN:
+        assert NOT_SHOWN[case] not in out
 
 
 @pytest.mark.skipif(shutil.which("podman") is None, reason="podman is not installed")
 def test_no_host_was_created(refusals):
     assert no_container()
+
+
+def test_a_hosts_own_serving_address_off_loopback_is_refused(place, tmp_path):
+    # The controller's eagle3_serve_bind_address is 127.0.0.1; this host's own is every interface of the shared machine.
+    own = tmp_path / "own.yml"
+    own.write_text(f"all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
+                   f"          hosts:\n            {HOSTS[0]}:\n              eagle3_serve_bind_address: 0.0.0.0\n")
+    rc, out = run_bad(place, {}, inventories=[own])
+    assert_refused(rc, out, ["vllm_service_serve_host (eagle3_serve_bind_address) must be a loopback address",
+                             f"on {HOSTS[0]}", 'got "0.0.0.0"'])
 
 
 @pytest.mark.skipif(shutil.which("podman") is None, reason="podman is not installed")
