@@ -213,6 +213,9 @@ CASES = [
     ("api-key-trailing-newline", {}, ["eagle3_serve", "needs an API key: eagle3_serve_api_key must be at least 16 characters"]),
     ("gate-rate-text", {"eagle3_gates": {"acceptance": {"enforce": True, "min_rate": "thirty"}}},
      ["eagle3_gates.acceptance.min_rate must be a percentage 0..100", "got thirty"]),
+    ("prometheus-any", {"eagle3_prometheus_listen_address": "0.0.0.0:9199"},
+     ["monitoring_listen_address (eagle3_prometheus_listen_address) must be 127.0.0.1:PORT", "badinput-monitor",
+      'got "0.0.0.0:9199"']),
     ("index-url-credentials", {"eagle3_pip_extra_index_urls": ["https://ci:s3cret-pip-token@pypi.example.com/simple"]},
      ["vllm_install_extra_index_urls", "eagle3_pip_extra_index_urls", "must not carry credentials"]),
 ]

