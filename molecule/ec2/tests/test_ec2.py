@@ -101,6 +101,17 @@ def test_a_pinned_ami_of_another_release_is_refused_before_any_launch():
     assert sorted(i["InstanceId"] for i in fleet()) == before
 
 
+def test_check_mode_on_a_fleet_not_launched_yet_says_what_it_would_do():
+    # A fleet whose security group does not exist: in check mode ec2_security_group returns no id, and ec2_instance
+    # failed on the empty group name before its own check-mode return.
+    groups = EC2.describe_security_groups()["SecurityGroups"]
+    proc = playbook("playbooks/provision.yml", "--check", "-e", "provision_ec2_fleet=checkmode")
+    assert proc.returncode == 0, flat(proc)[-3000:]
+    assert "would create security group eagle3-bench-checkmode and launch 2 x trn2.48xlarge" in flat(proc)
+    assert EC2.describe_instances(Filters=[{"Name": "tag:Fleet", "Values": ["checkmode"]}])["Reservations"] == []
+    assert EC2.describe_security_groups()["SecurityGroups"] == groups
+
+
 def test_region_without_trn2_is_refused_before_any_change():
     before = EC2.describe_security_groups()["SecurityGroups"]
     proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_region=eu-west-1")
