@@ -148,14 +148,24 @@ def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):
     config = tmp_path / "fleet.aws_ec2.yml"
     plugin = (ROOT / "inventories/aws/aws_ec2.yml").read_text()
     config.write_text(plugin + f"endpoint_url: {ENDPOINT}\n")
-    proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(config), "--list"],
-                          capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, ANSIBLE_INVENTORY_ENABLED="amazon.aws.aws_ec2"))
+    # Another fleet of the same project (another operator's, or a canary fleet): never this inventory's hosts.
+    other = EC2.run_instances(ImageId=fleet()[0]["ImageId"], InstanceType="trn2.48xlarge", MinCount=1, MaxCount=1,
+                              TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                  {"Key": "Project", "Value": "eagle3-bench"}, {"Key": "Fleet", "Value": "other"}]}])
+    other_id = other["Instances"][0]["InstanceId"]
+    try:
+        proc = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(config), "--list"],
+                              capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, ANSIBLE_INVENTORY_ENABLED="amazon.aws.aws_ec2",
+                                       EAGLE3_FLEET="molecule", EAGLE3_AWS_REGION="us-east-2"))
+    finally:
+        EC2.terminate_instances(InstanceIds=[other_id])
     assert proc.returncode == 0, proc.stderr
     inventory = json.loads(proc.stdout)
     ids = {i["InstanceId"] for i in fleet()}
-    assert set(inventory["vllm_hosts"]["hosts"]) == ids
+    assert set(inventory["vllm_hosts"]["hosts"]) == ids and other_id not in ids
     assert set(inventory["fleet_molecule"]["hosts"]) == ids
+    assert "fleet_other" not in inventory
 
 
 def every_instance() -> dict[str, str]:
