@@ -54,12 +54,12 @@ def hub():
 
 
 def run(hub: str, tmp_path: Path, target: str, token: str, checksum: str | None = None):
-    extra = {"endpoint": hub, "target": target, "token": token, "dataset_path": str(tmp_path / "data" / "sonnet.txt"),
+    extra = {"endpoint": hub, "target": target, "dataset_path": str(tmp_path / "data" / "sonnet.txt"),
              "checksum": checksum or "sha256:" + hashlib.sha256(SONNET).hexdigest()}
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-vvv",
                            str(ROOT / "tests/playbooks/gated.yml"), "-e", json.dumps(extra)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")))
+                          env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), HF_TOKEN=token))
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
 
 
@@ -102,3 +102,18 @@ def test_access_granted_downloads_the_pinned_dataset(hub, tmp_path):
 def test_dataset_with_another_checksum_is_refused(hub, tmp_path):
     rc, out = run(hub, tmp_path, "ok/model", TOKEN, checksum="sha256:" + "0" * 64)
     assert rc != 0 and "checksum" in out.lower()
+
+
+def test_a_token_on_the_command_line_is_refused_by_the_role_alone(hub, tmp_path):
+    # model_assets runs alone in playbooks/host.yml, without the project preflight: its own rule refuses the token
+    # that ps and the shell history would show, before any request.
+    extra = {"endpoint": hub, "target": "ok/model", "dataset_path": str(tmp_path / "data" / "sonnet.txt"),
+             "checksum": "sha256:" + hashlib.sha256(SONNET).hexdigest(), "eagle3_hf_token": TOKEN}
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
+                           str(ROOT / "tests/playbooks/gated.yml"), "-e", json.dumps(extra)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), HF_TOKEN=TOKEN))
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0
+    assert "eagle3_hf_token given on the ansible-playbook command line" in out and TOKEN not in out
+    assert not (tmp_path / "data" / "sonnet.txt").exists()
