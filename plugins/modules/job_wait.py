@@ -89,27 +89,30 @@ def finished(results_file: str) -> bool:
     return job_result(results_file) is not None
 
 
-def last_lines(log: str, count: int) -> list[str]:
+def tail_text(path: str, size: int) -> str | None:
+    """The last `size` bytes of a file as text, None when it cannot be read (not written yet)."""
     try:
-        with open(log, "rb") as f:
+        with open(path, "rb") as f:
             f.seek(0, 2)
-            f.seek(max(0, f.tell() - TAIL_LINES_BYTES))
-            text = f.read().decode(errors="replace")
+            f.seek(max(0, f.tell() - size))
+            return f.read().decode(errors="replace")
     except OSError:
+        return None
+
+
+def last_lines(log: str, count: int) -> list[str]:
+    text = tail_text(log, TAIL_LINES_BYTES)
+    if text is None or count <= 0:
         return []
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return lines[-count:] if count > 0 else []
+    return lines[-count:]
 
 
 def measured(log: str, measure: str) -> str | None:
-    try:
-        with open(log, "rb") as f:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - TAIL))
-            text = f.read().decode(errors="replace")
-    except OSError:
+    text = tail_text(log, TAIL)
+    if text is None:
         return None
     if measure == "requests":
         bars = re.findall(r"(\d+)/(\d+) \[", text)
