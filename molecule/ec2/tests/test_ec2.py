@@ -163,7 +163,7 @@ def test_inventory_plugin_lists_the_fleet_by_instance_id(tmp_path):
     assert proc.returncode == 0, proc.stderr
     inventory = json.loads(proc.stdout)
     ids = {i["InstanceId"] for i in fleet()}
-    assert set(inventory["vllm_hosts"]["hosts"]) == ids and other_id not in ids
+    assert set(inventory["vllm_hosts"]["hosts"]) == ids and other_id not in inventory["vllm_hosts"]["hosts"]
     assert set(inventory["fleet_molecule"]["hosts"]) == ids
     assert "fleet_other" not in inventory
 
@@ -210,19 +210,31 @@ def test_replacement_refuses_an_instance_outside_the_fleet():
     assert every_instance() == before  # nothing launched
 
 
-def test_replacement_refuses_a_count_below_the_fleets_size_before_terminating_anything():
+def test_replacement_refuses_a_count_below_the_fleets_size_before_terminating_anything(tmp_path):
     # provision_ec2_count is 1 in the shipped aws inventory: the provision role's exact_count would have terminated
-    # every other instance of a larger fleet at the replacement's first step.
+    # every other instance of a larger fleet at the replacement's first step. Set in the inventory, as operators set it.
     before = every_instance()
     running = sorted(i["InstanceId"] for i in fleet())
     assert len(running) >= 2
-    proc = playbook("playbooks/replace.yml", "-e", json.dumps({**REPLACE, "eagle3_replace": [running[0]],
-                                                                "provision_ec2_count": 1}),
+    overlay = tmp_path / "count.yml"
+    overlay.write_text("all:\n  hosts:\n    localhost:\n      provision_ec2_count: 1\n")
+    proc = playbook("playbooks/replace.yml", "-i", str(overlay), "-e", json.dumps({**REPLACE, "eagle3_replace": [running[0]]}),
                     env={"EAGLE3_API_KEY": "molecule-serving-key-not-a-secret", "EAGLE3_RUN_ID": "replace-count"})
     assert proc.returncode != 0
     assert (f"fleet molecule runs {len(running)} instances ({', '.join(running)}) but provision_ec2_count is 1: the "
             "replacement would first terminate instances" in flat(proc)), flat(proc)[-3000:]
     assert every_instance() == before  # nothing launched, nothing terminated
+
+
+def test_replacement_refuses_a_count_given_with_e():
+    # An extra var outranks the count the launch step passes: the replacement would launch nothing.
+    before = every_instance()
+    proc = playbook("playbooks/replace.yml", "-e", json.dumps({**REPLACE, "eagle3_replace": [fleet()[0]["InstanceId"]],
+                                                                "provision_ec2_count": len(fleet())}),
+                    env={"EAGLE3_API_KEY": "molecule-serving-key-not-a-secret", "EAGLE3_RUN_ID": "replace-count-e"})
+    assert proc.returncode != 0
+    assert "provision_ec2_count is given as an extra variable (-e)" in flat(proc), flat(proc)[-3000:]
+    assert every_instance() == before
 
 
 def test_scale_up_then_down_keeps_instances():

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 DOCUMENTATION = r"""
-  name: secrets
+  name: cli_refusal
   short_description: The message refusing secrets given on the command line
   description:
     - C(cli_secrets_refusal) turns the names the C(eagle3.trn2.cli_secrets) lookup found into the refusal the project
