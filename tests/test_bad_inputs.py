@@ -213,6 +213,8 @@ CASES = [
     ("api-key-trailing-newline", {}, ["eagle3_serve", "needs an API key: eagle3_serve_api_key must be at least 16 characters"]),
     ("gate-rate-text", {"eagle3_gates": {"acceptance": {"enforce": True, "min_rate": "thirty"}}},
      ["eagle3_gates.acceptance.min_rate must be a percentage 0..100", "got thirty"]),
+    ("hf-endpoint-cleartext", {**HUB, "model_assets_hf_endpoint": "http://hub.example.com"},
+     ["model_assets_hf_endpoint must be an https URL", "token is sent to it", 'got "http://hub.example.com"']),
     ("prometheus-any", {"eagle3_prometheus_listen_address": "0.0.0.0:9199"},
      ["monitoring_listen_address (eagle3_prometheus_listen_address) must be 127.0.0.1:PORT", "badinput-monitor",
       'got "0.0.0.0:9199"']),
