@@ -120,7 +120,6 @@ def eagle3_cache_disk(lsblk: dict[str, Any], wanted: str = "auto", mount: str = 
     return {"device": "", "format": False, "reason": "no instance-store NVMe on this host"}
 
 
-
 _SDK_IN_DESCRIPTION = re.compile(r"Neuron SDK (\d+(?:\.\d+)+)")
 
 
@@ -134,6 +133,7 @@ def dlamis_of_release(images: list[dict[str, Any]], release: str) -> list[dict[s
     """The images whose description names Neuron SDK `release`, oldest first (the newest is the last)."""
     return sorted((i for i in images if neuron_sdk_of_ami(i.get("description")) == release),
                   key=lambda i: str(i.get("creation_date", "")))
+
 
 class FilterModule:
     """Ansible entry point."""

@@ -83,7 +83,6 @@ def apt_unmet(packages: dict[str, Any], installed: dict[str, Any]) -> list[str]:
     return [name for name, version in packages.items() if not apt_version_matches((installed or {}).get(name), version)]
 
 
-
 def pypi_placeholders(pins: list[str]) -> list[str]:
     """The exact pins (name==version, any name spelling, PEP 440 versions) that name a PyPI placeholder."""
     found = []
@@ -98,6 +97,7 @@ def pypi_placeholders(pins: list[str]) -> list[str]:
         if any(Version(v) == wanted for v in PYPI_PLACEHOLDERS.get(canonicalize_name(name), ())):
             found.append(pin)
     return found
+
 
 class FilterModule:
     """Pin comparison filters."""
