@@ -51,22 +51,13 @@ eagle3_venv() {
 
 eagle3_activate() {
   export PATH="$EAGLE3_VENV/bin:$PATH"
-  eagle3_collection_link
-  # Where molecule and the tests find eagle3.trn2: the checkout (linked), unless scripts/test.sh installed a copy.
-  export EAGLE3_COLLECTIONS="${EAGLE3_COLLECTIONS:-$EAGLE3_ROOT/.ansible/collections}"
+  # Where molecule and the tests find eagle3.trn2: the checkout (its committed link collections/ansible_collections/
+  # eagle3/trn2, the one ansible.cfg names), unless scripts/test.sh installed a copy.
+  export EAGLE3_COLLECTIONS="${EAGLE3_COLLECTIONS:-$EAGLE3_ROOT/collections}"
   export CONTAINERS_CONF="${CONTAINERS_CONF:-$EAGLE3_ROOT/inventories/rehearsal/containers.conf}"
   export ANSIBLE_CONFIG="$EAGLE3_ROOT/ansible.cfg"
   export ANSIBLE_FORCE_COLOR="${ANSIBLE_FORCE_COLOR:-0}"
   cd "$EAGLE3_ROOT"
-}
-
-# eagle3_collection_link: the checkout is the collection eagle3.trn2; link it where ansible.cfg's
-# collections_path looks (.ansible/collections, as ansible-lint does) so the checkout resolves the same
-# FQCNs (eagle3.trn2.site, eagle3.trn2.vllm_bench, ...) as an installed copy.
-eagle3_collection_link() {
-  local dir="$EAGLE3_ROOT/.ansible/collections/ansible_collections/eagle3"
-  [ "$(readlink "$dir/trn2" 2>/dev/null)" = "$EAGLE3_ROOT" ] && return 0
-  mkdir -p "$dir" && ln -sfn "$EAGLE3_ROOT" "$dir/trn2"
 }
 
 # eagle3_collection_install DEST: build the collection from the checkout and install it into DEST (a

@@ -14,11 +14,8 @@ RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 sys.path.insert(0, str(ROOT / "scripts"))
 # The plugins that import each other do so as the collection's modules (ansible_collections.eagle3.trn2...):
-# the checkout is linked where ansible.cfg looks for it, as scripts/env.sh links it.
-COLLECTIONS = ROOT / ".ansible" / "collections"
-if not (COLLECTIONS / "ansible_collections" / "eagle3" / "trn2").exists():
-    (COLLECTIONS / "ansible_collections" / "eagle3").mkdir(parents=True, exist_ok=True)
-    (COLLECTIONS / "ansible_collections" / "eagle3" / "trn2").symlink_to(ROOT)
+# the checkout's committed link collections/ansible_collections/eagle3/trn2, where ansible.cfg looks for it.
+COLLECTIONS = ROOT / "collections"
 sys.path.insert(0, str(COLLECTIONS))
 
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402

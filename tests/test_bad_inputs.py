@@ -247,7 +247,7 @@ def run_bad(place: Path, extra, inventories=(), token="", api_key=API_KEY) -> tu
     args += [arg for inventory in inventories for arg in ("-i", str(inventory))]
     args += ["-e", extra if isinstance(extra, str) else json.dumps(extra), "eagle3.trn2.site"]
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID="badinput", ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / ".ansible" / "collections")),
+               ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / "collections")),
                EAGLE3_RESULTS_DIR=str(place / "results"), EAGLE3_API_KEY=api_key)
     env.pop("HF_TOKEN", None)
     if token:

@@ -38,11 +38,7 @@ DROPIN = "eagle3-straggler.conf"
 
 
 def run_book(root: Path, inv: Path, book: str, run_id: str, results: Path, *extra: str) -> tuple[float, int, str]:
-    """ansible-playbook from checkout `root` (its ansible.cfg and collection link); (wall s, rc, stdout tail)."""
-    link = root / ".ansible/collections/ansible_collections/eagle3/trn2"
-    if not link.exists():
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(root)
+    """ansible-playbook from checkout `root` (its ansible.cfg and committed collection link); (wall s, rc, stdout tail)."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(root / "ansible.cfg"), EAGLE3_RUN_ID=run_id,
                EAGLE3_RESULTS_DIR=str(results), ANSIBLE_FORCE_COLOR="0")
     start = time.monotonic()

@@ -21,7 +21,7 @@ def site_command(*extra: str, verbose: str = "") -> list[str]:
 def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[str, str]:
     """The run id and results directory; HF_TOKEN only when a token is given."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID=run_id,
-               ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / ".ansible" / "collections")),
+               ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / "collections")),
                EAGLE3_RESULTS_DIR=str(results or EPHEMERAL / "results"), ANSIBLE_NOCOLOR="1")
     env.pop("HF_TOKEN", None)
     if token:
