@@ -33,3 +33,25 @@ def test_foreign_disks_are_never_chosen():
     with pytest.raises(SystemExit, match="no disk labelled eagle3-cache"):
         prepare.pick(lsblk({"path": "/dev/nvme1n1", "model": STORE, "fstype": "xfs", "label": "data"},
                            {"path": "/dev/nvme2n1", "model": "Amazon Elastic Block Store"}))
+
+
+def run_existing(monkeypatch, mount, mounted: bool):
+    """main() with --existing, `mountpoint -q` answering `mounted`, chown recorded (the user need not exist here)."""
+    calls, owners = [], []
+    monkeypatch.setattr(prepare.subprocess, "run",
+                        lambda argv, **kw: calls.append(argv) or type("P", (), {"returncode": 0 if mounted else 1})())
+    monkeypatch.setattr(prepare.shutil, "chown", lambda path, user, group: owners.append((path, user, group)))
+    monkeypatch.setattr(prepare.sys, "argv", ["eagle3-cache-prepare", "--existing", str(mount), "eagle3"])
+    return prepare.main(), calls, owners
+
+
+def test_on_the_dlamis_mount_the_directory_is_made_again_and_nothing_formatted(monkeypatch, tmp_path):
+    rc, calls, owners = run_existing(monkeypatch, tmp_path, mounted=True)
+    assert rc == 0 and calls == [["mountpoint", "-q", str(tmp_path)]]  # no lsblk, mkfs or mount
+    assert (tmp_path / "eagle3" / "vllm").is_dir() and owners == [(str(tmp_path / "eagle3" / "vllm"), "eagle3", "eagle3")]
+
+
+def test_the_dlamis_mount_missing_stops_the_start_with_its_name(monkeypatch, tmp_path):
+    with pytest.raises(SystemExit, match="is not mounted"):
+        run_existing(monkeypatch, tmp_path, mounted=False)
+    assert not (tmp_path / "eagle3").exists()

@@ -79,16 +79,45 @@ INSTANCE_STORE_MODEL = "Amazon EC2 NVMe Instance Storage"
 CACHE_LABEL = "eagle3-cache"
 
 
-def eagle3_cache_disk(lsblk: dict[str, Any], wanted: str = "auto", mount: str = "/mnt/eagle3-cache") -> dict[str, Any]:
+# Where the Neuron DLAMI mounts the instance store itself (its users keep caches there): a cache goes there when it
+# is mounted, rather than onto the gp3 root because no disk is left blank.
+DLAMI_NVME = "/opt/dlami/nvme"
+
+
+def _mounted_at(devices: list[dict[str, Any]], where: str) -> dict[str, Any] | None:
+    """The block device (a disk, a partition, a RAID or LVM volume: any depth) mounted at `where`."""
+    for device in devices:
+        if device.get("mountpoint") == where or where in (device.get("mountpoints") or []):
+            return device
+        found = _mounted_at(device.get("children") or [], where)
+        if found:
+            return found
+    return None
+
+
+def eagle3_cache_disk(lsblk: dict[str, Any], wanted: str = "auto", mount: str = "/mnt/eagle3-cache",
+                      dlami_mount: str = DLAMI_NVME) -> dict[str, Any]:
     """Pick the disk for the compile cache from `lsblk -J -o NAME,PATH,MODEL,SERIAL,TYPE,FSTYPE,LABEL,MOUNTPOINT`.
 
-    wanted "auto": the first instance-store NVMe disk (model "Amazon EC2 NVMe Instance Storage")
-    that has no partitions and is blank, or already ours (label eagle3-cache, unmounted or mounted
-    at `mount`); a /dev path: that disk, under the same conditions; "": none.
-    Returns {"device": path or "", "format": bool, "reason": text}.
+    wanted "auto": where the DLAMI mounted the instance store (`dlami_mount`, any device mounted there: the
+    cache goes in a directory of it, nothing is formatted or mounted); else the first instance-store NVMe disk
+    (model "Amazon EC2 NVMe Instance Storage") that has no partitions and is blank, or already ours (label
+    eagle3-cache, unmounted or mounted at `mount`); a /dev path: that disk, under the same conditions; "": none.
+    Returns {"device": path or "", "format": bool, "mounted": the DLAMI's mount or "", "reason": text}.
     """
     if not wanted:
-        return {"device": "", "format": False, "reason": "disabled (vllm_service_cache_device is empty)"}
+        return {"device": "", "format": False, "mounted": "", "reason": "disabled (vllm_service_cache_device is empty)"}
+    if wanted == "auto" and dlami_mount:
+        there = _mounted_at(lsblk.get("blockdevices", []), dlami_mount)
+        if there:
+            return {"device": "", "format": False, "mounted": dlami_mount,
+                    "reason": f"the instance store the DLAMI mounted at {dlami_mount} ({there.get('path') or there.get('name')})"}
+    picked = _pick_cache_disk(lsblk, wanted, mount)
+    return {**picked, "mounted": ""}
+
+
+def _pick_cache_disk(lsblk: dict[str, Any], wanted: str, mount: str) -> dict[str, Any]:
+    """eagle3_cache_disk's choice among the disks themselves (blank or ours)."""
     disks = [d for d in lsblk.get("blockdevices", []) if d.get("type") == "disk"]
 
     def usable(disk: dict[str, Any]) -> str | None:

@@ -92,14 +92,29 @@ def test_neuron_units_carry_tp8_path_and_cache():
     # inductor's cache inside vLLM's, so compile once per fleet ships it (torch's default is /tmp: PrivateTmp=yes).
     assert "TORCHINDUCTOR_CACHE_DIR=/var/lib/eagle3/cache/torchinductor\n" in env
     assert "NEURON_SKIP_EFA_AFFINITY=1\n" in env  # the host has no EFA device
+    # The runtime's and EFA's libraries, as AWS's container for this stack sets them (Dockerfile.neuronx).
+    assert "LD_LIBRARY_PATH=/opt/aws/neuron/lib:/opt/amazon/efa/lib:/opt/amazon/efa/lib64\n" in env
     unit = HOST.file("/etc/systemd/system/vllm-eagle3.service").content_string
     props = HOST.service("vllm-eagle3.service").systemd_properties
     assert props["LimitMEMLOCK"] == "infinity"
+    # systemd's own reading of the unit: vLLM raises its soft limit to 65535 at start, the unit allows it.
+    assert int(props["LimitNOFILE"]) >= 65535 and int(props["LimitNOFILESoft"]) >= 65535
     # VLLM_CACHE_ROOT is under the home: one writable path; ProtectHome on its own line (it was run into this one).
     assert props["ReadWritePaths"] == "/var/lib/eagle3" and props["ProtectHome"] == "yes"
     assert "DeviceAllow=/dev/neuron15 rw" in unit and "PrivateDevices" not in unit
     assert "Environment=PROMETHEUS_MULTIPROC_DIR=%t/vllm-eagle3" in unit and "RuntimeDirectory=vllm-eagle3" in unit
     assert HOST.file("/var/lib/eagle3/data/sonnet.txt").exists
+
+
+def test_the_first_apt_task_waited_for_cloud_init():
+    # The FIXTURE cloud-init (create.yml) was still configuring the host for 8 s after the role's first look.
+    calls = HOST.file("/var/lib/fixture-cloud-init/calls").content_string.split("\n")
+    assert any(line.endswith(" status --wait") for line in calls), calls
+    done_at = float(HOST.file("/var/lib/fixture-cloud-init/done_at").content_string)
+    # apt's own record of every install run (Start-Date, local time of the host): none before cloud-init was done.
+    starts = HOST.run("sed -n 's/^Start-Date: //p' /var/log/apt/history.log").stdout.split("\n")
+    epochs = [int(HOST.run(f"date -d '{s}' +%s").stdout) for s in starts if s.strip()]
+    assert epochs and min(epochs) >= int(done_at), (epochs, done_at)
 
 
 def test_sdk_older_than_232_is_refused():

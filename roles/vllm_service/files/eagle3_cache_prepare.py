@@ -6,6 +6,10 @@ fstab entry (nofail) finds nothing and a unit whose ReadWritePaths= names a miss
 with 226/NAMESPACE. Run as a oneshot unit the vLLM units require: mount the disk labelled
 eagle3-cache, or make that file system again on the first blank instance-store disk, then create
 the cache directory for the service user. Usage: eagle3_cache_prepare.py MOUNT USER
+
+Where the Neuron DLAMI mounts the instance store itself (/opt/dlami/nvme, made anew and empty after a stop/start):
+eagle3_cache_prepare.py --existing MOUNT USER checks that MOUNT is mounted (the unit orders itself after it with
+RequiresMountsFor=) and makes MOUNT/eagle3/vllm for the service user; it formats and mounts nothing.
 """
 from __future__ import annotations
 
@@ -38,7 +42,18 @@ def run(*argv: str) -> str:
 
 
 def main() -> int:
-    mount, user = sys.argv[1], sys.argv[2]
+    existing = sys.argv[1:2] == ["--existing"]
+    mount, user = sys.argv[1 + existing], sys.argv[2 + existing]
+    if existing:
+        if subprocess.run(["mountpoint", "-q", mount]).returncode != 0:
+            raise SystemExit(f"{mount} is not mounted: the DLAMI's instance store is missing, the compile cache has nowhere to go")
+        base = os.path.join(mount, "eagle3")
+        os.makedirs(base, mode=0o755, exist_ok=True)
+        cache = os.path.join(base, "vllm")
+        os.makedirs(cache, mode=0o750, exist_ok=True)
+        shutil.chown(cache, user, user)
+        print(f"compile cache ready at {cache}")
+        return 0
     if subprocess.run(["mountpoint", "-q", mount]).returncode != 0:
         device, blank = pick(json.loads(run("lsblk", "-J", "-o", "PATH,MODEL,TYPE,FSTYPE,LABEL,MOUNTPOINT")))
         if blank:
