@@ -23,7 +23,6 @@ options:
   template_name: {description: Name of the launch template to keep., type: str, required: true}
   tags: {description: Tags of the launch template., type: dict, default: {}}
   region: {description: AWS region., type: str, required: true}
-  endpoint_url: {description: Alternative endpoint., type: str}
 author: eagle3 project
 """
 
@@ -137,14 +136,13 @@ def main() -> None:
             "template_name": {"type": "str", "required": True},
             "tags": {"type": "dict", "default": {}},
             "region": {"type": "str", "required": True},
-            "endpoint_url": {"type": "str"},
         },
         supports_check_mode=True,
     )
     if boto3 is None:
         module.fail_json(msg="boto3 is required on the controller")
     p = module.params
-    ec2 = boto3.client("ec2", region_name=p["region"], endpoint_url=p["endpoint_url"] or None)
+    ec2 = boto3.client("ec2", region_name=p["region"])  # endpoint: the SDK's own (AWS_ENDPOINT_URL[_EC2] when set)
     try:
         res = describe(ec2, p["reservation_id"])
         left, warning = check(res, p["instance_type"], p["count"], p["running"], p["run_hours"],

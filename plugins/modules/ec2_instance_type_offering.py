@@ -11,7 +11,6 @@ description:
 options:
   instance_type: {description: Instance type, e.g. trn2.48xlarge., type: str, required: true}
   region: {description: AWS region., type: str, required: true}
-  endpoint_url: {description: Alternative endpoint (a moto server in tests)., type: str}
 author: eagle3 project
 """
 
@@ -41,14 +40,13 @@ except ImportError:  # pragma: no cover - reported by the module
 def main() -> None:
     module = AnsibleModule(
         argument_spec={"instance_type": {"type": "str", "required": True},
-                       "region": {"type": "str", "required": True},
-                       "endpoint_url": {"type": "str"}},
+                       "region": {"type": "str", "required": True}},
         supports_check_mode=True,
     )
     if boto3 is None:
         module.fail_json(msg="boto3 is required on the controller")
     p = module.params
-    ec2 = boto3.client("ec2", region_name=p["region"], endpoint_url=p["endpoint_url"] or None)
+    ec2 = boto3.client("ec2", region_name=p["region"])  # endpoint: the SDK's own (AWS_ENDPOINT_URL[_EC2] when set)
     itype = p["instance_type"]
     try:
         region = ec2.describe_instance_type_offerings(
