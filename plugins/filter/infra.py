@@ -164,11 +164,41 @@ def dlamis_of_release(images: list[dict[str, Any]], release: str) -> list[dict[s
                   key=lambda i: str(i.get("creation_date", "")))
 
 
+# EC2's error codes for "no capacity of this type here now" (RunInstances); botocore renders them as
+# "An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation: We currently do not have
+# sufficient trn2.48xlarge capacity in the Availability Zone you requested (us-east-2a). ..." (botocore
+# exceptions.ClientError's message format; the text after the colon is EC2's).
+CAPACITY_CODES = ("InsufficientInstanceCapacity", "InsufficientCapacityOnHost", "InsufficientReservedInstanceCapacity")
+
+
+def eagle3_capacity_advice(message: Any, instance_type: str, region: str, zone: str = "", reservation_id: str = "",
+                           launched: Any = None) -> str:
+    """The operator's options when a launch failed for capacity, else "" (another failure keeps its own message)."""
+    text = message if isinstance(message, str) else str(message or "")
+    code = next((c for c in CAPACITY_CODES if c in text), None)
+    if code is None:
+        return ""
+    ids = [str(i) for i in (launched or [])]
+    where = f" in {zone}" if zone else ""
+    advice = (f"EC2 has no {instance_type} capacity for this fleet{where} ({region}) now ({code}). "
+              + ("Launched so far: " + ", ".join(ids) + ". " if ids else "Nothing was launched. ")
+              + "trn2.48xlarge is mostly had through reservations: buy a Capacity Block for ML (EC2 console > Capacity "
+                "Reservations > Capacity Blocks, or aws ec2 describe-capacity-block-offerings) and set "
+                "provision_ec2_capacity_reservation_id: cr-...; ")
+    if reservation_id:
+        advice += f"(the reservation {reservation_id} given has no free instance for it: check its state and count); "
+    advice += ("or try another availability zone (provision_ec2_subnet_id of a subnet there), another region offering "
+               "the type (provision_ec2_region / EAGLE3_AWS_REGION), or retry later; the rerun launches only what is "
+               "missing. EC2 said: " + text[-400:])
+    return advice
+
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_is_cidr": eagle3_is_cidr, "eagle3_is_s3_bucket": eagle3_is_s3_bucket,
+        return {"eagle3_capacity_advice": eagle3_capacity_advice,
+                "eagle3_is_cidr": eagle3_is_cidr, "eagle3_is_s3_bucket": eagle3_is_s3_bucket,
                 "eagle3_cidrs_too_wide": eagle3_cidrs_too_wide,
                 "eagle3_cache_disk": eagle3_cache_disk,
                 "neuron_sdk_of_ami": neuron_sdk_of_ami, "dlamis_of_release": dlamis_of_release}
