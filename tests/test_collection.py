@@ -78,7 +78,7 @@ def test_provenance_of_an_installed_copy_is_its_version_and_files(installed, tmp
 def test_provenance_of_the_checkout_is_its_git_revision(tmp_path):
     described = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
                                capture_output=True, text=True, check=True).stdout.strip()
-    env = {"ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": str(ROOT / ".ansible" / "collections")}
+    env = {"ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "collections")}
     assert provenance(env, ROOT) == f"eagle3.trn2 1.0.0 checkout, git {described}"
 
 
