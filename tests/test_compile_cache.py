@@ -22,7 +22,8 @@ import pytest
 from conftest import ROOT
 from test_results_export import CREDENTIALS, moto, s3  # noqa: F401  (fixtures)
 from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
-    eagle3_compile_cache_diff, eagle3_compile_cache_key, eagle3_compile_cache_material, eagle3_vllm_cache_root)
+    eagle3_compile_cache_diff, eagle3_compile_cache_failure, eagle3_compile_cache_key, eagle3_compile_cache_material,
+    eagle3_compile_cache_parts, eagle3_vllm_cache_root)
 
 PROBE = ROOT / "roles/vllm_bench/files/probes/compile_cache.py"
 CTL = ROOT / "roles/vllm_bench/files/compile_cache_ctl.py"
@@ -81,6 +82,21 @@ def test_the_diff_names_what_differs():
     assert eagle3_compile_cache_diff(material(), material()) == []
     upgraded = material(deployed=dict(DEPLOYED, pip={**DEPLOYED["pip"], "neuronx-cc": "2.28.7631.0", "new": "1"}))
     assert eagle3_compile_cache_diff(upgraded, material()) == ['pip.neuronx-cc: "2.28.7631.0" vs "2.27.5334.0"', 'pip.new: "1" vs -']
+
+
+def test_the_parts_name_every_leaf_of_the_key_and_only_a_cache_hit_only_failure_carries_them():
+    parts = eagle3_compile_cache_parts(material())
+    assert 'pip.neuronx-cc: "2.27.5334.0"' in parts and 'deb.aws-neuronx-runtime-lib: "2.34.10.0-ac18d186d"' in parts
+    assert 'config.tensor-parallel-size: 8' in parts and 'env.NEURON_CC_FLAGS: "--optlevel 2"' in parts
+    assert 'profile: "eagle3-k3"' in parts and 'accelerator: "neuron"' in parts
+    # Every part of the material is named.
+    assert {part.split(":")[0].split(".")[0] for part in parts} == set(material())
+    assert eagle3_compile_cache_failure("unit failed", {"hit_only": False, "parts": parts}) == "unit failed"
+    assert eagle3_compile_cache_failure("unit failed", {}) == "unit failed"
+    local = eagle3_compile_cache_failure("unit failed", {"hit_only": True, "key": "k", "state": "local", "parts": parts})
+    assert "compile cache of key k (local) is fatal" in local and "; ".join(parts) in local
+    with pytest.raises(ValueError, match="expected a material"):
+        eagle3_compile_cache_parts(None)
 
 
 def test_the_cache_root_is_where_vllm_looks():
@@ -271,7 +287,9 @@ def two_hosts(tmp_path: Path, peer_env: str = "", **extra) -> dict[str, dict]:
 
 
 def test_the_second_host_applies_the_canarys_cache(tmp_path):
-    got = two_hosts(tmp_path)
+    """On neuron (issue 32): the peer that applied the canary's cache starts in cache-hit-only mode, the canary compiles
+    as usual; a failed start's reason then names the key's parts."""
+    got = two_hosts(tmp_path, accelerator="neuron")
     assert got["canary"]["state"] == "cold" and got["canary"]["published"] is True and got["canary"]["files"] == 1
     assert got["peer"]["state"] == "shipped" and got["peer"]["canary"] == "canary" and got["peer"]["key"] == got["canary"]["key"]
     shipped = tmp_path / "peer/cache/torch_compile_cache/abc/rank_0_0/backbone/graph.py"
@@ -282,12 +300,27 @@ def test_the_second_host_applies_the_canarys_cache(tmp_path):
     assert "shipped from the canary canary through the controller and applied (1 files" in got["log"]
     # The archive copied to the peer is removed after use.
     assert not list((tmp_path / "peer/results").rglob("*.tar.gz"))
-    # A second run: both already hold it.
+    # The peer's next start: a miss is fatal (the file its neuron unit reads, outside the key's vllm.env); the canary's
+    # compiles.
+    assert got["peer"]["hit_only"] is True and got["canary"]["hit_only"] is False
+    env = got["peer"]["hit_only_env"].splitlines()
+    assert "VLLM_NEURON_DISABLE_WARMUP_COMPILE=1" in env and "NEURON_LIBTORCH_DISABLE_GRAPH_CAPTURE_BACKEND=1" in env
+    assert got["canary"]["hit_only_env"] is None
+    assert "starts in cache-hit-only mode (a miss fails the start)" in " ".join(got["log"].split())
+    # What a failed start of the peer reports: the unit's failure, the mode, the key and what it was made of.
+    failure = got["peer"]["failure"]
+    assert failure.startswith("the unit failed; this start ran in cache-hit-only mode")
+    assert f"compile cache of key {got['peer']['key']} (shipped, from the canary canary)" in failure
+    assert 'pip.vllm: "0.29.0"' in failure and 'env.NEURON_CC_FLAGS: "--optlevel 2"' in failure
+    assert 'profile: "baseline"' in failure and "eagle3_compile_cache_hit_only: false" in failure
+    assert got["canary"]["failure"] == "the unit failed"
+    # A second run: both already hold it; the peer again starts cache-hit-only, the canary never.
     for host in ("canary", "peer"):
         (tmp_path / f"{host}.json").unlink()
     (tmp_path / "inventory-again").mkdir()
-    again = two_hosts_again(tmp_path)
+    again = two_hosts_again(tmp_path, accelerator="neuron")
     assert again["canary"]["state"] == again["peer"]["state"] == "local"
+    assert again["peer"]["hit_only"] is True and again["canary"]["hit_only"] is False
 
 
 def test_with_a_bucket_the_second_host_downloads_the_cache_from_s3_itself(s3, moto, tmp_path):
@@ -348,9 +381,9 @@ def test_an_object_without_its_sha256_is_not_used(s3, moto, tmp_path):
     assert "sha256" in s3.head_object(Bucket=bucket, Key=obj)["Metadata"]
 
 
-def two_hosts_again(tmp_path: Path) -> dict[str, dict]:
+def two_hosts_again(tmp_path: Path, **extra) -> dict[str, dict]:
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
-                           str(ROOT / "tests/playbooks/compile_cache.yml"), "-e", json.dumps({"base": str(tmp_path)})],
+                           str(ROOT / "tests/playbooks/compile_cache.yml"), "-e", json.dumps(dict(extra, base=str(tmp_path)))],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")))
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -358,13 +391,14 @@ def two_hosts_again(tmp_path: Path) -> dict[str, dict]:
 
 
 def test_a_key_mismatch_is_refused_and_the_host_compiles_itself(tmp_path):
-    got = two_hosts(tmp_path, peer_env="NEURON_PLATFORM_TARGET_OVERRIDE=trn1\n")
+    got = two_hosts(tmp_path, peer_env="NEURON_PLATFORM_TARGET_OVERRIDE=trn1\n", accelerator="neuron")
     assert got["canary"]["state"] == "cold" and got["canary"]["published"] is True
     peer = got["peer"]
     assert peer["state"] == "refused" and peer["key"] != got["canary"]["key"]
     assert 'env.NEURON_PLATFORM_TARGET_OVERRIDE: "trn1" vs -' in peer["reason"]
     assert "REFUSED, this host compiles it itself" in got["log"]
     assert not (tmp_path / "peer/cache/torch_compile_cache").exists()
+    assert peer["hit_only"] is False and peer["hit_only_env"] is None  # it compiles: no cache-hit-only start
 
 
 def test_the_hosts_waiting_for_a_failed_canary_compile_themselves(tmp_path):

@@ -37,6 +37,9 @@ DOCUMENTATION = r"""
     - C(eagle3_compile_cache_diff) returns the list of "path: this vs that" lines where two materials differ.
     - C(eagle3_vllm_cache_root) returns VLLM_CACHE_ROOT as vLLM resolves it from a unit's environment file.
     - C(eagle3_env_file) returns the NAME=value entries of a unit's environment file.
+    - C(eagle3_compile_cache_parts) returns a material as short "part: value" lines (what the key was made of).
+    - C(eagle3_compile_cache_failure) returns a failed start's reason, followed, when the start ran in cache-hit-only
+      mode, by what that mode means and the key's parts.
 """
 
 KEY_VERSION = 2
@@ -117,6 +120,34 @@ def eagle3_compile_cache_diff(mine: Any, theirs: Any, limit: int = 8) -> list[st
     return lines
 
 
+def eagle3_compile_cache_parts(material: Any) -> list[str]:
+    """A material as "part: value" lines, one per leaf, in the material's order (packages by name): what a key was made
+    of, for the message of a start that needed what its cache did not hold."""
+    if not isinstance(material, dict):
+        raise ValueError("eagle3_compile_cache_parts: expected a material (eagle3_compile_cache_material), got %r" % (material,))
+    lines = []
+    for part, value in material.items():
+        if isinstance(value, dict) and value:
+            lines.extend("%s.%s: %s" % (part, k, json.dumps(v, sort_keys=True, default=str)) for k, v in sorted(value.items()))
+        else:
+            lines.append("%s: %s" % (part, json.dumps(value, sort_keys=True, default=str)))
+    return lines
+
+
+def eagle3_compile_cache_failure(reason: Any, cache: Any) -> str:
+    """The reason of a failed profile start; for a start in cache-hit-only mode (vllm_bench's compile_cache.yml:
+    cache {'hit_only': true, 'key', 'state', 'canary', 'parts'}) followed by what that mode makes fatal and what the
+    key was made of, so that an operator sees which part the canary's build may have differed in."""
+    reason = "" if reason is None else str(reason)
+    if not isinstance(cache, dict) or not cache.get("hit_only"):
+        return reason
+    source = cache.get("state", "?") + (", from the canary %s" % cache["canary"] if cache.get("canary") else "")
+    return ("%s; this start ran in cache-hit-only mode (VLLM_NEURON_DISABLE_WARMUP_COMPILE=1, "
+            "NEURON_LIBTORCH_DISABLE_GRAPH_CAPTURE_BACKEND=1): a graph missing from the compile cache of key %s (%s) is "
+            "fatal. The key was made of: %s. Set eagle3_compile_cache_hit_only: false to let this host compile what is "
+            "missing" % (reason, cache.get("key", "?"), source, "; ".join(cache.get("parts") or ["(not recorded)"])))
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -125,4 +156,6 @@ class FilterModule:
             "eagle3_compile_cache_diff": eagle3_compile_cache_diff,
             "eagle3_vllm_cache_root": eagle3_vllm_cache_root,
             "eagle3_env_file": eagle3_env_file,
+            "eagle3_compile_cache_parts": eagle3_compile_cache_parts,
+            "eagle3_compile_cache_failure": eagle3_compile_cache_failure,
         }

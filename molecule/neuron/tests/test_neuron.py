@@ -102,6 +102,11 @@ def test_neuron_units_carry_tp8_path_and_cache():
     # VLLM_CACHE_ROOT is under the home: one writable path; ProtectHome on its own line (it was run into this one).
     assert props["ReadWritePaths"] == "/var/lib/eagle3" and props["ProtectHome"] == "yes"
     assert "DeviceAllow=/dev/neuron15 rw" in unit and "PrivateDevices" not in unit
+    # systemd reads the cache-hit-only file vllm_bench writes before a later host's start (issue 32), optional, after
+    # vllm.env; the key hashes vllm.env alone, so one cache serves both modes.
+    files = HOST.check_output("systemctl show -p EnvironmentFiles vllm-eagle3.service").splitlines()
+    assert files.index("EnvironmentFiles=/etc/eagle3/cache-hit-only.env (ignore_errors=yes)") > \
+        files.index("EnvironmentFiles=/etc/eagle3/vllm.env (ignore_errors=no)")
     assert "Environment=PROMETHEUS_MULTIPROC_DIR=%t/vllm-eagle3" in unit and "RuntimeDirectory=vllm-eagle3" in unit
     assert HOST.file("/var/lib/eagle3/data/sonnet.txt").exists
 
