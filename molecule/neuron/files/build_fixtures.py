@@ -50,6 +50,31 @@ WHEELS = {"vllm-neuron": ["0.1.0", "0.24.0.1.1.0+e8242a9", "0.29.0.1.2.0+3c5e7a9
 # NCC_ISMP902, third-party reports); the release row's constraints pin it.
 REQUIRES = {"vllm-neuron": ["libtorch-neuronx-lite", 'six>=1.16.0; python_version > "3.11"'],
             "neuronx-cc": ["islpy"]}
+# Every release row (group_vars/all/neuron_releases.yml, written by scripts/neuron_release.py) gets its packages in
+# the fixture repositories too, so a new row needs no edit here: a deb version the tables above lack gets a FIXTURE
+# suffix of the same shape (9 hex digits), a Neuron wheel a FIXTURE local label (8 hex digits); PyPI packages
+# (islpy) have none. Derived from the name and version, so the repositories are the same on every build.
+ROWS = Path(__file__).resolve().parents[3] / "group_vars/all/neuron_releases.yml"
+NEURON_WHEELS = ("vllm-neuron", "neuronx-cc", "nki", "libtorch-neuronx-lite")
+
+
+def _fixture_hex(name: str, version: str, digits: int) -> str:
+    return hashlib.sha256(f"FIXTURE {name} {version}".encode()).hexdigest()[:digits]
+
+
+def add_rows(rows: dict, debs: dict, wheels: dict) -> None:
+    """Add every row's debs and pins that debs/wheels lack (in place)."""
+    for release, row in rows.items():
+        have = debs.setdefault(release, {})
+        for name, version in (row.get("deb") or {}).items():
+            have.setdefault(name, f"{version}-{_fixture_hex(name, str(version), 9)}")
+        for pin in list(row.get("pip") or []) + list(row.get("constraints") or []):
+            name, version = pin.split("==", 1)
+            listed = wheels.setdefault(name, [])
+            if not any(v.split("+", 1)[0] == version for v in listed):
+                listed.append(f"{version}+{_fixture_hex(name, version, 8)}" if name in NEURON_WHEELS else version)
+
+
 NEURON_LS = r'''#!/usr/bin/env python3
 # FIXTURE neuron-ls: 16 Trainium2 devices of a trn2.48xlarge, in neuron-ls --json-output's shape.
 # Processes holding cores are read from /etc/eagle3-fixture/neuron-processes.json when present.
@@ -123,6 +148,8 @@ def build_wheel(out: Path, name: str, version: str) -> None:
 
 def main() -> int:
     out, kernel = Path(sys.argv[1]), sys.argv[2]
+    import yaml  # the controller's ansible Python has it
+    add_rows(yaml.safe_load(ROWS.read_text())["eagle3_neuron_releases"], DEBS, WHEELS)
     gnupg = out / "gnupg"
     gnupg.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = dict(os.environ, GNUPGHOME=str(gnupg))
