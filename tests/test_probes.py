@@ -91,6 +91,8 @@ def test_versions_probe(tmp_path):
     assert versions.deb_versions("no-such-package-eagle3-*") == {}
     found = json.loads(run_c(PROBES / "versions.py"))
     assert found["python"] and found["kernel"] and isinstance(found["deb"], dict)
+    # A venv vllm_install did not record (this one): said so, with its freeze (test_host_lock.py: a recorded one).
+    assert found["stack"]["stack"] == "unrecorded" and found["stack"]["freeze"]["pytest"]
 
 
 class Health(BaseHTTPRequestHandler):
@@ -140,7 +142,9 @@ def test_pip_probe_names_installed_and_missing_packages():
     pip_probe = load(INSTALL / "pip_probe.py")
     found = pip_probe.probe(["pytest==0.0", "no-such-package-eagle3"])
     assert found["packages"]["pytest"] and found["packages"]["no-such-package-eagle3"] is None
-    assert set(found) == {"python", "packages"} and found["python"] == "%d.%d" % sys.version_info[:2]
+    assert set(found) == {"python", "packages", "installed"} and found["python"] == "%d.%d" % sys.version_info[:2]
+    # Every distribution of the environment, at the version importlib.metadata reads (the lock's check).
+    assert found["installed"]["pytest"] == found["packages"]["pytest"] and "no-such-package-eagle3" not in found["installed"]
     assert json.loads(run_c(INSTALL / "pip_probe.py", "pytest"))["packages"]["pytest"] == found["packages"]["pytest"]
 
 

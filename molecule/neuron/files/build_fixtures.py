@@ -75,6 +75,22 @@ def add_rows(rows: dict, debs: dict, wheels: dict) -> None:
                 listed.append(f"{version}+{_fixture_hex(name, version, 8)}" if name in NEURON_WHEELS else version)
 
 
+# The committed locks (roles/vllm_install/files/locks) pin setuptools and wheel, which vllm_install installs at the lock's
+# version over what `python -m venv` bootstrapped: the fixture index serves them as PyPI would (empty FIXTURE wheels of
+# the locked versions; nothing here imports them).
+LOCKS = Path(__file__).resolve().parents[3] / "roles/vllm_install/files/locks"
+BOOTSTRAP = ("setuptools", "wheel")
+
+
+def add_bootstrap(wheels: dict, locks: Path = LOCKS) -> None:
+    """Add the neuron locks' setuptools and wheel versions to `wheels` (in place)."""
+    for lock in sorted(locks.glob("neuron-*.txt")):
+        for line in lock.read_text().splitlines():
+            name, sep, version = line.partition("==")
+            if sep and name in BOOTSTRAP and version not in wheels.setdefault(name, []):
+                wheels[name].append(version)
+
+
 NEURON_LS = r'''#!/usr/bin/env python3
 # FIXTURE neuron-ls: 16 Trainium2 devices of a trn2.48xlarge, in neuron-ls --json-output's shape.
 # Processes holding cores are read from /etc/eagle3-fixture/neuron-processes.json when present.
@@ -150,6 +166,7 @@ def main() -> int:
     out, kernel = Path(sys.argv[1]), sys.argv[2]
     import yaml  # the controller's ansible Python has it
     add_rows(yaml.safe_load(ROWS.read_text())["eagle3_neuron_releases"], DEBS, WHEELS)
+    add_bootstrap(WHEELS)
     gnupg = out / "gnupg"
     gnupg.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = dict(os.environ, GNUPGHOME=str(gnupg))

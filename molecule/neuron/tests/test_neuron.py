@@ -74,10 +74,27 @@ def test_plugin_pins_in_the_venv():
     assert versions["neuronx-cc"] == "2.27.5334.0+f702b353" and versions["nki"] == "0.6.0+31049202112.g85070674"
     # The row's constraints hold the open dependencies (the index also serves islpy 2026.2.1 and a newer lite).
     assert versions["islpy"] == "2026.1" and versions["libtorch-neuronx-lite"] == "2.11.0.1.0.1284+f49d8626"
-    assert HOST.file("/opt/eagle3/venv/eagle3-constraints.txt").content_string == (
-        "libtorch-neuronx-lite==2.11.0.1.0.1284\nislpy==2026.1\n")
+    # pip's constraints: the whole committed lock of the host's Python, less the row's packages, with the row's
+    # constraints winning over the resolve (issue 33).
+    lock = (ROOT / "roles/vllm_install/files/locks/neuron-2.32.0-py3.11.txt").read_text().splitlines()
+    locked = {line.split("==")[0]: line for line in lock if "==" in line and not line.startswith("#")}
+    constraints = HOST.file("/opt/eagle3/venv/eagle3-constraints.txt").content_string.split()
+    assert set(constraints) == {pin for name, pin in locked.items() if name not in ("vllm-neuron", "neuronx-cc", "nki")}
+    assert {"libtorch-neuronx-lite==2.11.0.1.0.1284", "islpy==2026.1"} <= set(constraints)
     # vllm-neuron's `six; python_version > "3.11"` is evaluated by the host's pip (Python 3.11 here).
     assert "six" not in versions
+
+
+def test_the_run_records_the_locked_stack_it_ran():
+    # The provenance probe every benchmark pass records in its manifest (deployed.stack), run on the host.
+    probe = (ROOT / "roles/vllm_bench/files/probes/versions.py").read_text()
+    stack = json.loads(HOST.check_output("/opt/eagle3/venv/bin/python - <<'PY'\n" + probe + "\nPY"))["stack"]
+    assert stack["stack"] == "neuron-2.32.0" and stack["lock"] == "neuron-2.32.0-py3.11.txt" and stack["verified"] is False
+    assert stack["ran"] == "venv" and stack["installed_from"] == "index"
+    # Every package in the venv is the lock's, at its version; setuptools is the lock's, not the venv's bootstrap.
+    assert stack["differ"] == [] and stack["unlocked"] == []
+    lock = (ROOT / "roles/vllm_install/files/locks/neuron-2.32.0-py3.11.txt").read_text()
+    assert f"setuptools=={stack['freeze']['setuptools']}" in lock.split()
 
 
 def test_neuron_units_carry_tp8_path_and_cache():

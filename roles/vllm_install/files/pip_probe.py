@@ -1,7 +1,8 @@
 """Install probe, run with the venv's Python: the installed version of every package named.
 
 Usage: pip_probe.py PIN... (each "name==version" or a bare name). Prints {"python": "X.Y", "packages": {name:
-installed version or null}} as JSON.
+installed version or null}, "installed": {name: version} of every distribution in the venv} as JSON (the lock's
+check: what the venv holds that the lock does not name, plugins/filter/host_lock.py).
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def probe(pins: list[str]) -> dict[str, Any]:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             found[name] = None
-    return {"python": "%d.%d" % sys.version_info[:2], "packages": found}
+    installed = {dist.metadata["Name"]: dist.version for dist in metadata.distributions() if dist.metadata["Name"]}
+    return {"python": "%d.%d" % sys.version_info[:2], "packages": found, "installed": dict(sorted(installed.items()))}
 
 
 if __name__ == "__main__":

@@ -1,12 +1,18 @@
 """Provenance probe, run on the host with the venv's Python: package versions, Neuron debs, OS, kernel.
 
-Prints {"python", "pip": {name: version}, "deb": {package: version}, "os", "kernel"} as JSON.
+Prints {"python", "pip": {name: version}, "deb": {package: version}, "os", "kernel", "stack"} as JSON. "stack" is what
+vllm_install recorded in the venv (eagle3-stack.json: the lock, whether verified, its pins) with the venv's freeze as
+it is now and its difference from the lock (differ: another version; unlocked: not in the lock), or {"stack":
+"unrecorded"} for a venv vllm_install did not record. The lock's rules are plugins/filter/host_lock.py's (this copy is
+stdlib-only: it runs in the host's venv, which may hold no `packaging`).
 """
 from __future__ import annotations
 
 import json
 import platform
+import re
 import subprocess
+import sys
 from importlib import metadata
 from typing import Any
 
@@ -39,9 +45,37 @@ def os_name(os_release: str = "/etc/os-release") -> str:
     return osr.get("PRETTY_NAME", "").strip('"')
 
 
+BOOTSTRAP = ("pip", "setuptools", "wheel")  # what `python -m venv` installs itself
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def freeze() -> dict[str, str]:
+    found = {canonical(d.metadata["Name"]): d.version for d in metadata.distributions() if d.metadata["Name"]}
+    return dict(sorted(found.items()))
+
+
+def stack(prefix: str = sys.prefix) -> dict[str, Any]:
+    try:
+        with open(f"{prefix}/eagle3-stack.json") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return {"stack": "unrecorded", "venv": prefix, "freeze": freeze()}
+    locked = {canonical(pin.split("==", 1)[0]): pin.split("==", 1)[1] for pin in record.pop("pins", [])}
+    now = freeze()
+    # PEP 440: a public pin matches its local builds (0.24.0.1.1.0 matches 0.24.0.1.1.0+e8242a9).
+    differ = [f"{n} installed {v}, locked {locked[n]}" for n, v in now.items()
+              if n in locked and v != locked[n] and not v.startswith(locked[n] + "+")]
+    own = {canonical(name) for name in record.get("own", [])}  # what vllm_install writes itself (the CPU alias)
+    unlocked = [f"{n}=={v}" for n, v in now.items() if n not in locked and n not in BOOTSTRAP and n not in own]
+    return dict(record, freeze=now, differ=differ, unlocked=unlocked, locked=len(locked))
+
+
 def versions() -> dict[str, Any]:
     return {"python": platform.python_version(), "pip": pip_versions(NAMES), "deb": deb_versions(),
-            "os": os_name(), "kernel": platform.release()}
+            "os": os_name(), "kernel": platform.release(), "stack": stack()}
 
 
 if __name__ == "__main__":
