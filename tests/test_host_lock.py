@@ -159,13 +159,16 @@ def wheels(tmp_path_factory):
     return out / "pypi" / "files"
 
 
-def install(wheels: Path, venv: Path, lock: str, *extra: str) -> tuple[int, str]:
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull)
-    env.pop("PIP_FIND_LINKS", None)
+PIP_ENV = dict(os.environ, PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull)
+PIP_ENV.pop("PIP_FIND_LINKS", None)
+
+
+def install(wheels: Path, venv: Path, lock: str, *extra: str, **more: str) -> tuple[int, str]:
+    env = dict(PIP_ENV, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(PLAYBOOK),
-                           "-e", json.dumps({"wheels": str(wheels), "venv": str(venv), "lock": lock}), *extra],
+                           "-e", json.dumps({"wheels": str(wheels), "venv": str(venv), "lock": lock, **more}), *extra],
                           capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
-    return proc.returncode, proc.stdout + proc.stderr
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())  # messages are wrapped in the log
 
 
 def changed(out: str) -> int:
@@ -174,7 +177,7 @@ def changed(out: str) -> int:
 
 def probe(venv: Path) -> dict:
     """The provenance probe every run records in its manifest (roles/vllm_bench/files/probes/versions.py)."""
-    proc = subprocess.run([str(venv / "bin/python"), str(ROOT / "roles/vllm_bench/files/probes/versions.py")],
+    proc = subprocess.run([str(venv / "bin/python"), str(ROOT / "roles/vllm_bench/files/probes/versions.py"), f"{venv}.stack.json"],
                           capture_output=True, text=True, check=True)
     return json.loads(proc.stdout)
 
@@ -272,3 +275,59 @@ def test_resolve_writes_the_lock_from_pips_report(tmp_path, monkeypatch):
     lock = eagle3_host_lock((tmp_path / f"neuron-2.32.0-py{PY}.txt").read_text())
     assert lock["verified"] is False and "vllm==0.24.0 islpy==2026.1" in lock["source"]
     assert set(lock["pins"]) == {"vllm==0.24.0", "islpy==2026.1"} | set(stack_pins("neuron-2.32.0"))
+
+
+# --- the DLAMI's own venv (vllm_install_source auto, dlami) ------------------------------------------------------
+
+def fixture_dlami(wheels: Path, where: Path, *extra_pins: str) -> Path:
+    """A FIXTURE DLAMI venv, named as the 2.32 DLAMI names its own: the row's pins from the fixture wheels, as AWS's
+    build installs them (pip; no eagle3 lock), plus any extra pins (a DLAMI of another build)."""
+    venv = where / Path(ROWS["2.32.0"]["dlami"]["venv"]).name
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--find-links",
+                    str(wheels), *ROWS["2.32.0"]["pip"], *ROWS["2.32.0"]["constraints"]], check=True, env=PIP_ENV)
+    if extra_pins:
+        subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--find-links",
+                        str(wheels), *extra_pins], check=True, env=PIP_ENV)
+    return venv
+
+
+def tree(path: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(path)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+@needs_root
+def test_a_dlami_venv_with_the_rows_versions_is_run_not_reinstalled(wheels, tmp_path):
+    dlami = fixture_dlami(wheels, tmp_path)
+    before = tree(dlami)
+    venv = tmp_path / "eagle3/venv"
+    rc, out = install(wheels, venv, "neuron-2.32.0", source="auto", dlami=str(dlami))
+    assert rc == 0, out[-3000:]
+    assert f"running the DLAMI's own venv {dlami}" in out
+    assert venv.is_symlink() and venv.resolve() == dlami.resolve()
+    stack = probe(venv)["stack"]
+    assert stack["ran"] == "dlami" and stack["venv"] == str(dlami) and stack["installed_from"] == "dlami"
+    # The DLAMI's venv is compared with the lock, not changed to it: what differs is recorded (its bootstrap setuptools).
+    assert stack["lock"] == f"neuron-2.32.0-py{PY}.txt" and stack["unlocked"] == []
+    assert all(line.startswith("setuptools installed ") for line in stack["differ"]), stack["differ"]
+    assert tree(dlami) == before  # nothing written into AWS's venv
+    rc, out = install(wheels, venv, "neuron-2.32.0", source="auto", dlami=str(dlami))
+    assert rc == 0 and changed(out) == 0, out[-3000:]
+
+
+@needs_root
+def test_a_dlami_venv_that_differs_is_refused_or_left_alone(wheels, tmp_path):
+    dlami = fixture_dlami(wheels, tmp_path, "islpy==2026.2.1")
+    before = tree(dlami)
+    venv = tmp_path / "eagle3/venv"
+    rc, out = install(wheels, venv, "neuron-2.32.0", source="dlami", dlami=str(dlami))
+    assert rc != 0 and "vllm_install_source (eagle3_install_source) is dlami, but the DLAMI venv" in out
+    assert "islpy installed 2026.2.1, pinned 2026.1" in out and "Nothing was changed" in out and not venv.exists()
+    # auto: the project's own venv, from the lock, beside the DLAMI's (which stays as AWS built it).
+    rc, out = install(wheels, venv, "neuron-2.32.0", source="auto", dlami=str(dlami))
+    assert rc == 0, out[-3000:]
+    assert "the DLAMI venv differs from the release row (islpy installed 2026.2.1, pinned 2026.1)" in out
+    assert venv.is_dir() and not venv.is_symlink()
+    stack = probe(venv)["stack"]
+    assert stack["ran"] == "venv" and stack["freeze"]["islpy"] == "2026.1" and stack["differ"] == []
+    assert tree(dlami) == before

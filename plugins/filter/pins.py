@@ -22,6 +22,7 @@ DOCUMENTATION = r"""
   short_description: pip and apt pins compared the way pip and apt do
   description:
     - C(pip_unmet) lists the "name==version" pins the installed versions do not satisfy (PEP 440, local labels allowed).
+    - C(pip_unmet_explained) says the same as "name installed VERSION, pinned VERSION" (or "name absent, pinned VERSION").
     - C(apt_pins) writes {package: version} as apt pins "package=version*".
     - C(apt_unmet) lists the packages whose installed version does not match its pinned prefix.
     - C(pypi_placeholders) lists the pins that name one of PyPI's placeholders of the Neuron packages.
@@ -64,6 +65,17 @@ def pip_unmet(pins: list[str], installed: dict[str, Any], required: bool = True)
     return unmet
 
 
+def pip_unmet_explained(pins: list[str], installed: dict[str, Any], required: bool = True) -> list[str]:
+    """pip_unmet's pins as "name installed VERSION, pinned PIN_VERSION" (or "name absent, pinned ...")."""
+    found = {canonicalize_name(name): version for name, version in (installed or {}).items()}
+    out = []
+    for pin in pip_unmet(pins, installed, required):
+        name, _, version = pin.partition("==")
+        have = found.get(canonicalize_name(name))
+        out.append(f"{name} {'absent' if have is None else 'installed ' + str(have)}, pinned {version}")
+    return out
+
+
 def apt_pins(packages: dict[str, Any]) -> list[str]:
     """{package: version} -> ["package=version*", ...] (AWS's install page's form)."""
     return [f"{name}={str(version).rstrip('*')}*" for name, version in packages.items()]
@@ -103,4 +115,4 @@ class FilterModule:
     """Pin comparison filters."""
 
     def filters(self) -> dict[str, Any]:
-        return {"pip_unmet": pip_unmet, "apt_pins": apt_pins, "apt_unmet": apt_unmet, "pypi_placeholders": pypi_placeholders}
+        return {"pip_unmet": pip_unmet, "pip_unmet_explained": pip_unmet_explained, "apt_pins": apt_pins, "apt_unmet": apt_unmet, "pypi_placeholders": pypi_placeholders}

@@ -88,7 +88,7 @@ def test_plugin_pins_in_the_venv():
 def test_the_run_records_the_locked_stack_it_ran():
     # The provenance probe every benchmark pass records in its manifest (deployed.stack), run on the host.
     probe = (ROOT / "roles/vllm_bench/files/probes/versions.py").read_text()
-    stack = json.loads(HOST.check_output("/opt/eagle3/venv/bin/python - <<'PY'\n" + probe + "\nPY"))["stack"]
+    stack = json.loads(HOST.check_output("/opt/eagle3/venv/bin/python - /opt/eagle3/venv.stack.json <<'PY'\n" + probe + "\nPY"))["stack"]
     assert stack["stack"] == "neuron-2.32.0" and stack["lock"] == "neuron-2.32.0-py3.11.txt" and stack["verified"] is False
     assert stack["ran"] == "venv" and stack["installed_from"] == "index"
     # Every package in the venv is the lock's, at its version; setuptools is the lock's, not the venv's bootstrap.

@@ -1,7 +1,7 @@
 """Provenance probe, run on the host with the venv's Python: package versions, Neuron debs, OS, kernel.
 
 Prints {"python", "pip": {name: version}, "deb": {package: version}, "os", "kernel", "stack"} as JSON. "stack" is what
-vllm_install recorded in the venv (eagle3-stack.json: the lock, whether verified, its pins) with the venv's freeze as
+vllm_install recorded beside the venv (<venv>.stack.json, argv[1]: the lock, whether verified, its pins) with the venv's freeze as
 it is now and its difference from the lock (differ: another version; unlocked: not in the lock), or {"stack":
 "unrecorded"} for a venv vllm_install did not record. The lock's rules are plugins/filter/host_lock.py's (this copy is
 stdlib-only: it runs in the host's venv, which may hold no `packaging`).
@@ -57,12 +57,12 @@ def freeze() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def stack(prefix: str = sys.prefix) -> dict[str, Any]:
+def stack(record_path: str) -> dict[str, Any]:
     try:
-        with open(f"{prefix}/eagle3-stack.json") as f:
+        with open(record_path) as f:
             record = json.load(f)
     except (OSError, ValueError):
-        return {"stack": "unrecorded", "venv": prefix, "freeze": freeze()}
+        return {"stack": "unrecorded", "venv": sys.prefix, "freeze": freeze()}
     locked = {canonical(pin.split("==", 1)[0]): pin.split("==", 1)[1] for pin in record.pop("pins", [])}
     now = freeze()
     # PEP 440: a public pin matches its local builds (0.24.0.1.1.0 matches 0.24.0.1.1.0+e8242a9).
@@ -73,10 +73,11 @@ def stack(prefix: str = sys.prefix) -> dict[str, Any]:
     return dict(record, freeze=now, differ=differ, unlocked=unlocked, locked=len(locked))
 
 
-def versions() -> dict[str, Any]:
+def versions(record_path: str) -> dict[str, Any]:
     return {"python": platform.python_version(), "pip": pip_versions(NAMES), "deb": deb_versions(),
-            "os": os_name(), "kernel": platform.release(), "stack": stack()}
+            "os": os_name(), "kernel": platform.release(), "stack": stack(record_path)}
 
 
 if __name__ == "__main__":
-    print(json.dumps(versions()))
+    # The record vllm_install keeps beside the venv path (<venv>.stack.json; the venv may be a link to the DLAMI's).
+    print(json.dumps(versions(sys.argv[1] if len(sys.argv) > 1 else sys.prefix + ".stack.json")))
