@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -77,9 +78,12 @@ def test_plugin_pins_in_the_venv():
     # pip's constraints: the whole committed lock of the host's Python, less the row's packages, with the row's
     # constraints winning over the resolve (issue 33).
     lock = (ROOT / "roles/vllm_install/files/locks/neuron-2.32.0-py3.11.txt").read_text().splitlines()
-    locked = {line.split("==")[0]: line for line in lock if "==" in line and not line.startswith("#")}
-    constraints = HOST.file("/opt/eagle3/venv/eagle3-constraints.txt").content_string.split()
-    assert set(constraints) == {pin for name, pin in locked.items() if name not in ("vllm-neuron", "neuronx-cc", "nki")}
+    def canonical(pin: str) -> str:  # pip's names compare canonically (typing_extensions is typing-extensions)
+        name, version = pin.split("==")
+        return re.sub(r"[-_.]+", "-", name).lower() + "==" + version
+    locked = {canonical(line).split("==")[0]: canonical(line) for line in lock if "==" in line and not line.startswith("#")}
+    constraints = {canonical(pin) for pin in HOST.file("/opt/eagle3/venv/eagle3-constraints.txt").content_string.split()}
+    assert constraints == {pin for name, pin in locked.items() if name not in ("vllm-neuron", "neuronx-cc", "nki")}
     assert {"libtorch-neuronx-lite==2.11.0.1.0.1284", "islpy==2026.1"} <= set(constraints)
     # vllm-neuron's `six; python_version > "3.11"` is evaluated by the host's pip (Python 3.11 here).
     assert "six" not in versions
@@ -90,6 +94,7 @@ def test_the_run_records_the_locked_stack_it_ran():
     probe = (ROOT / "roles/vllm_bench/files/probes/versions.py").read_text()
     stack = json.loads(HOST.check_output("/opt/eagle3/venv/bin/python - /opt/eagle3/venv.stack.json <<'PY'\n" + probe + "\nPY"))["stack"]
     assert stack["stack"] == "neuron-2.32.0" and stack["lock"] == "neuron-2.32.0-py3.11.txt" and stack["verified"] is False
+    # The default source (auto) on a host without the release's DLAMI venv: the project's venv, from the indexes.
     assert stack["ran"] == "venv" and stack["installed_from"] == "index"
     # Every package in the venv is the lock's, at its version; setuptools is the lock's, not the venv's bootstrap.
     assert stack["differ"] == [] and stack["unlocked"] == []
