@@ -97,7 +97,9 @@ def test_every_prompt_in_order_at_most_concurrency_in_flight(server):
     assert path == "/v1/chat/completions"
     assert body == {"model": "m", "messages": [{"role": "user", "content": body["messages"][0]["content"]}],
                     "max_tokens": 5, "temperature": 0}
-    assert 0 < result["elapsed"] < 12 * 0.05  # in parallel, not one by one
+    # in parallel, not one by one: server.most == 2 above proves it; a wall-clock bound would depend on the
+    # machine's load (it failed a CI run at 0.73 s against 0.6 s), so only the figure's presence is checked
+    assert isinstance(result["elapsed"], float) and result["elapsed"] > 0
 
 
 def test_failures_are_named_and_the_others_kept(server):

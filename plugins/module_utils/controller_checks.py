@@ -92,6 +92,17 @@ def eagle3_cli_secrets(names: list[str], argv: list[str] | None = None) -> list[
     return found
 
 
+def eagle3_cli_text_names(argv: list[str] | None = None) -> list[str]:
+    """The variables given as text with -e key=value (Ansible hands them over as strings), not as JSON or YAML."""
+    if argv is None:
+        argv = _playbook_argv()
+    names: list[str] = []
+    for value in _extra_vars(argv):
+        if not value.startswith("@") and not value.lstrip().startswith(("{", "---")):
+            names += [key for key in _given(value) if key not in names]
+    return names
+
+
 def _playbook_argv() -> list[str]:
     """The command line of the ansible-playbook process this runs under (Linux /proc; [] elsewhere)."""
     pid = os.getpid()

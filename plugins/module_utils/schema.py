@@ -1,0 +1,212 @@
+"""One validator for the project's inputs (issue 34) and, with another schema, its result files (issue 35).
+
+python-jsonschema's draft 2020-12 validator with the project's rules:
+- strict types over the values Ansible 2.19 hands a plugin: a boolean is not an integer or a number (as in JSON
+  Schema); a mapping is any Mapping and a list any non-string Sequence (Ansible's lazy containers), a string any str
+  (Ansible's tagged strings);
+- `pattern` matches the whole value (re.fullmatch), so a final newline never slips through as it does with `$`;
+- `x-percent: true`: a fraction 0 < x <= 1 where a percentage is expected is refused with "did you mean";
+- no control character (newline, CR, NUL, ...) in any string or key of a value, outside `x-multiline` values;
+- each refusal is one line: the path of the value (setting.key[index]), what was expected (`x-expect`, else the
+  failed keyword in words) and what was given, never the value of an `x-secret`.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Iterator
+
+import jsonschema
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_NAMES = {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab"}
+
+
+def _is_array(_checker: Any, value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+
+
+def _is_object(_checker: Any, value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def _is_number(_checker: Any, value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_integer(_checker: Any, value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and _compiled(pattern).fullmatch(instance) is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _percent(validator: Any, on: bool, instance: Any, schema: dict) -> Iterator[ValidationError]:
+    if on and _is_number(None, instance) and 0 < instance <= 1:
+        yield ValidationError(f"is a fraction where a percentage is expected: did you mean {instance * 100:g} (%)?")
+
+
+@lru_cache(maxsize=512)
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+TYPES = Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {"array": _is_array, "object": _is_object, "number": _is_number, "integer": _is_integer})
+Validator = jsonschema.validators.extend(
+    Draft202012Validator, validators={"pattern": _pattern, "x-percent": _percent}, type_checker=TYPES)
+
+WORDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
+         "array": "a list", "object": "a mapping", "null": "null"}
+
+
+def path_name(parts: Sequence[Any]) -> str:
+    """setting.key[index] for a path of keys and indexes."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def shown(value: Any, secret: bool = False) -> str:
+    """A value as a refusal shows it: JSON-like, cut to 80 characters; a secret never."""
+    if secret:
+        return "a value that is not shown (a secret)"
+    if isinstance(value, bool) or value is None:
+        text = json.dumps(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        text = str(value)
+    else:
+        try:
+            text = json.dumps(_plain(value), ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = repr(value)
+    # credentials in a URL (https://user:token@host) are a secret too
+    text = re.sub(r"://[^/@\s\"]*@", "://***@", text)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _plain(value: Any) -> Any:
+    """Plain Python values for a value from Ansible (tagged scalars, lazy containers)."""
+    if isinstance(value, Mapping):
+        return {str(k) if isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+    if _is_array(None, value):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return value
+
+
+plain = _plain
+
+
+def _expectation(error: ValidationError) -> str:
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if "x-expect" in schema and error.validator not in ("additionalProperties", "x-percent"):
+        return str(schema["x-expect"])
+    value, keyword = error.validator_value, error.validator
+    if keyword == "type":
+        kinds = value if isinstance(value, list) else [value]
+        return " or ".join(WORDS.get(k, k) for k in kinds)
+    return {
+        "minimum": f"at least {value}", "maximum": f"at most {value}",
+        "exclusiveMinimum": f"more than {value}", "exclusiveMaximum": f"less than {value}",
+        "enum": "one of: " + ", ".join(str(v) for v in value) if isinstance(value, list) else "",
+        "const": json.dumps(value), "pattern": f"text matching {value}",
+        "minItems": f"a list of at least {value} item(s)", "maxItems": f"a list of at most {value} items",
+        "uniqueItems": "a list of distinct values", "minLength": f"at least {value} character(s)",
+        "maxLength": f"at most {value} characters",
+    }.get(keyword, f"valid ({keyword} {value})")
+
+
+def _closest(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _message(error: ValidationError, root: str, secret: bool) -> list[str]:
+    parts = [root, *error.absolute_path]
+    where = path_name(parts)
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        known = list((error.schema.get("properties") or {}).keys())
+        extra = [k for k in error.instance if k not in known]
+        return [f"{path_name([*parts, k])} is not a key of {where} (known: {', '.join(known)})" + _closest(str(k), known)
+                for k in extra]
+    if "propertyNames" in error.absolute_schema_path:
+        return [f"{where} has a key that is not {_expectation(error)} (got {shown(error.instance)})"]
+    if error.validator == "x-percent":
+        return [f"{where} {error.message} (got {shown(error.instance)})"]
+    return [f"{where} must be {_expectation(error)} (got {shown(error.instance, secret)})"]
+
+
+def control_problems(value: Any, parts: list[Any], secret: bool = False) -> list[str]:
+    """A refusal per string (or key) holding a control character, by path."""
+    out: list[str] = []
+    if isinstance(value, str):
+        found = CONTROL.search(value)
+        if found:
+            what = CONTROL_NAMES.get(found.group(), f"the control character {found.group()!r}")
+            out.append(f"{path_name(parts)} holds {what} at position {found.start()}: a unit file, an environment file, "
+                       f"a YAML config or a command line cannot hold it" + (" (the value is not shown)" if secret else
+                                                                            f" (got {shown(value)})"))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and CONTROL.search(key):
+                out.append(f"{path_name(parts)} has a key holding a control character (got {shown(key)})")
+            out += control_problems(item, [*parts, key], secret)
+    elif _is_array(None, value):
+        for index, item in enumerate(value):
+            out += control_problems(item, [*parts, index], secret)
+    return out
+
+
+def problems(value: Any, schema: dict, root: str, definitions: dict | None = None) -> list[str]:
+    """Every refusal of `value` (named `root`) against `schema`: control characters first, then the schema's, one
+    per path. A part (a list item, a key) whose schema says nothing of its own is refused with the whole value's
+    expectation after its own ("eagle3_num_speculative_tokens[1] must be at most 8 (got 9); eagle3_num_speculative_tokens
+    must be one or more distinct integers 1..8")."""
+    secret = bool(schema.get("x-secret"))
+    out = [] if schema.get("x-multiline") else control_problems(value, [root], secret)
+    full = dict(schema, **({"$defs": definitions} if definitions else {}))
+    top = schema.get("x-expect") or (definitions or {}).get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {}).get("x-expect")
+    errors = sorted(Validator(full).iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    # a path already refused for a control character is not refused again for the pattern it then fails
+    seen: set[tuple] = {tuple(p) for p in _control_paths(value, [])} if out else set()
+    for error in errors:
+        key = tuple(map(str, error.absolute_path))
+        if key in seen and error.validator != "additionalProperties":
+            continue
+        seen.add(key)
+        lines = _message(error, root, secret)
+        own = isinstance(error.schema, dict) and "x-expect" in error.schema
+        if top and error.absolute_path and not own and error.validator != "additionalProperties":
+            lines = [f"{line}; {root} must be {top}" for line in lines]
+        out += lines
+    return out
+
+
+def _control_paths(value: Any, parts: list[str]) -> Iterator[list[str]]:
+    if isinstance(value, str) and CONTROL.search(value):
+        yield parts
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _control_paths(item, [*parts, str(key)])
+    elif _is_array(None, value):
+        for index, item in enumerate(value):
+            yield from _control_paths(item, [*parts, str(index)])

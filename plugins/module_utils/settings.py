@@ -1,0 +1,153 @@
+"""The preflight's check of every eagle3_* setting against plugins/module_utils/settings_schema.yml (issue 34).
+
+`settings_problems(values, given_as_text, allowed)`: one refusal per problem, each naming the setting:
+- a name under eagle3_ that is neither a setting, one of the plays' facts (x-facts) nor in eagle3_settings_allow
+  is refused with the closest setting ("eagle3_num_speculative_token is not a setting; did you mean
+  eagle3_num_speculative_tokens?"): a misspelt setting would leave its default in place, silently;
+- every value against its schema (plugins/module_utils/schema.py: strict types, whole-value patterns, no control
+  characters, closed mappings with suggestions). A value given as text (`-e key=value`) or made by a template is first
+  converted once by the declared type: "20" to 20 for an integer, "2,3,4" to [2, 3, 4] for a list of integers,
+  "false" to false for a boolean; any other value keeps its type (a YAML true is not a number).
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
+
+SCHEMA = Path(__file__).with_name("settings_schema.yml")
+INTEGER = re.compile(r"[+-]?[0-9]+")
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+TRUE, FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    return yaml.safe_load(SCHEMA.read_text())
+
+
+@lru_cache(maxsize=2)
+def _effective(allow_loader: bool) -> dict[str, Any]:
+    """The schema as the validator reads it: each `x-loader` list (environment names that change what code runs)
+    refused as key names unless eagle3_environment_allow_loader is true."""
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items()}
+            if "x-loader" in out and not allow_loader:
+                out["not"] = {"enum": list(out["x-loader"])}
+            return out
+        return [walk(v) for v in node] if isinstance(node, list) else node
+    return walk(schema())
+
+
+def settings() -> list[str]:
+    """The eagle3_* settings (the schema also describes the role inputs an operator sets directly)."""
+    return sorted(name for name in schema()["properties"] if name.startswith("eagle3_"))
+
+
+def role_inputs() -> list[str]:
+    return sorted(name for name in schema()["properties"] if not name.startswith("eagle3_"))
+
+
+def facts() -> list[str]:
+    return list(schema()["x-facts"])
+
+
+def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if ref:
+        return {**schema()["$defs"][ref.rsplit("/", 1)[1]], **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def convert(text: Any, node: dict[str, Any]) -> Any:
+    """A text (from -e key=value or a template) as the declared type, when it reads as one; else unchanged."""
+    if not isinstance(text, str):
+        return text
+    node = _resolve(node)
+    for alternative in node.get("anyOf", []):
+        value = convert(text, alternative)
+        if value is not text:
+            return value
+    kinds = node.get("type", [])
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "string" in kinds or "enum" in node or "const" in node:
+        return text
+    word = text.strip()
+    if "integer" in kinds and INTEGER.fullmatch(word):
+        return int(word)
+    if "number" in kinds and NUMBER.fullmatch(word):
+        return float(word) if not INTEGER.fullmatch(word) else int(word)
+    if "boolean" in kinds and word.lower() in TRUE | FALSE:
+        return word.lower() in TRUE
+    if "null" in kinds and word.lower() in ("", "null", "none", "~"):
+        return None
+    if "array" in kinds:
+        items = node.get("items", {})
+        return [convert(part.strip(), items) for part in word.split(",")] if word else []
+    return text
+
+
+def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
+    if isinstance(allowed, str) or not isinstance(allowed, (list, tuple)):
+        return [f"eagle3_settings_allow must be a list of variable names (got {_schema.shown(allowed)})."]
+    known = set(settings()) | set(facts()) | {str(a) for a in allowed}
+    out = []
+    for name in sorted({str(n) for n in names if str(n).startswith("eagle3_")} - known):
+        close = difflib.get_close_matches(name, settings(), n=1, cutoff=0.75)
+        out.append(f"{name} is not a setting" + (f"; did you mean {close[0]}?" if close else
+                   " (docs/settings.md lists the settings; a variable of your own under eagle3_ goes in"
+                   " eagle3_settings_allow)."))
+    return out
+
+
+def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), allowed: Any = (),
+                      unresolved: Mapping[str, str] | None = None, templated: Iterable[str] = ()) -> list[str]:
+    """Every refusal of the eagle3_* variables `values` (name -> resolved value).
+
+    `as_text`: the names given as text (-e key=value), converted by the declared type; `templated`: the names whose
+    value a template made (converted too: a template renders "8191" from a text it was given). A value a template
+    made is refused only when no value given directly is: its problem is then the given one's (eagle3_port=abc
+    makes eagle3_serve_port "abc"), named once. `unresolved`: name -> why its template failed, reported the same way.
+    """
+    full = _effective(values.get("eagle3_environment_allow_loader") is True)
+    props, as_text, templated = full["properties"], set(as_text), set(templated)
+    out = unknown_names(list(values) + list(unresolved or {}), allowed)
+    derived: list[str] = []
+    for name in sorted(values):
+        if name not in props:
+            continue
+        node = props[name]
+        value = _schema.plain(values[name])
+        if name in as_text or name in templated:
+            value = convert(value, node)
+        found = _schema.problems(value, node, name, full["$defs"])
+        (derived if name in templated and name not in as_text else out).extend(found)
+    # A template that fails (eagle3_vllm_packages without a row for eagle3_neuron_sdk_version) is left to the rules
+    # that know what it means: the roles' preflight names the setting to change.
+    return out or derived
+
+
+def doc_rows() -> list[str]:
+    """docs/settings.md, "The schema": one table row per setting and role input, from the schema itself (the test
+    tests/test_settings_schema.py compares the committed rows with these)."""
+    rows = ["| setting | expected |", "|---|---|"]
+    for name in sorted(schema()["properties"]):
+        node = _resolve(schema()["properties"][name])
+        expect = node.get("x-expect")
+        if not expect:
+            kinds = node.get("type", "")
+            kinds = kinds if isinstance(kinds, list) else [kinds]
+            expect = " or ".join(_schema.WORDS.get(k, k) for k in kinds if k) or "see its row above"
+            if node.get("additionalProperties") is False:
+                expect += " with the keys " + ", ".join(node.get("properties", {}))
+        flags = [w for w, on in (("secret", node.get("x-secret")), ("derived", node.get("x-derived"))) if on]
+        text = (str(expect) + (" (" + ", ".join(flags) + ")" if flags else "")).replace("|", "\\|")
+        rows.append(f"| `{name}` | {text} |")
+    return rows

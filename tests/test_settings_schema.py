@@ -1,0 +1,185 @@
+"""The settings schema (issue 34): plugins/module_utils/settings_schema.yml and its validator.
+
+The schema knows every name the project defines (group_vars, the inventories, molecule's inventories, the plays'
+facts) and docs/settings.md names only settings it knows; the defaults as committed are valid; for every setting,
+generated values of every wrong class (a type it does not take, a control character, an unknown key of a closed
+mapping, a misspelt name) are refused with a message naming it, never an exception. The real site.yml refusals of a
+sample are in tests/test_bad_inputs.py.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from conftest import ROOT
+from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
+
+NAME = re.compile(r"^\s*(eagle3_[a-z0-9_]+):", re.M)
+
+
+def defined_names() -> set[str]:
+    files = [*ROOT.glob("group_vars/all/*.yml"), *ROOT.glob("inventories/*/group_vars/*.yml"),
+             *ROOT.glob("inventories/*/hosts.yml"), *ROOT.glob("molecule/*/inventory/**/*.yml")]
+    return {m for f in files for m in NAME.findall(f.read_text())}
+
+
+def test_the_schema_knows_every_name_the_project_defines_and_nothing_else_is_a_fact():
+    known = set(S.settings()) | set(S.facts())
+    assert defined_names() - known == set()
+    assert set(S.settings()) - defined_names() <= {"eagle3_roll_batches"}  # -e only
+
+
+def test_docs_name_only_known_settings_and_every_setting_is_documented():
+    docs = (ROOT / "docs/settings.md").read_text()
+    named = set(re.findall(r"`(eagle3_[a-z0-9_]+)`", docs))
+    assert named - set(S.settings()) - set(S.facts()) == set()
+    # "The schema" holds one row per setting and role input, as the schema gives it
+    assert "\n".join(S.doc_rows()) + "\n" in docs, "docs/settings.md's schema table differs from S.doc_rows()"
+
+
+def test_the_committed_defaults_that_are_not_templates_are_valid():
+    values = {}
+    for f in ROOT.glob("group_vars/all/main.yml"):
+        values.update(yaml.safe_load(f.read_text()))
+    plain = {k: v for k, v in values.items() if "{{" not in str(v)}
+    assert S.settings_problems(plain) == []
+
+
+WRONG = {
+    "string": [True, 5, 1.5, [], {}],
+    "integer": [True, "x", 1.5, [], {}],
+    "number": [True, "x", [], {}],
+    "boolean": ["yes", 1, [], {}],
+    "array": ["x", 5, True, {}],
+    "object": ["x", 5, True, []],
+}
+
+
+def _kinds(node):
+    node = S._resolve(node)
+    if "enum" in node:
+        return ["enum"]
+    kinds = node.get("type", [])
+    return kinds if isinstance(kinds, list) else [kinds]
+
+
+@pytest.mark.parametrize("name", sorted(S.schema()["properties"]))
+def test_every_setting_refuses_every_wrong_type_by_name(name):
+    node = S.schema()["properties"][name]
+    kinds = _kinds(node)
+    wrong = []
+    for kind in kinds or ["string"]:
+        wrong += [v for v in WRONG.get(kind, [5, True, [], {}])
+                  if not any(S._schema._is_number(None, v) if k == "number" else
+                             (S._schema._is_integer(None, v) if k == "integer" else False) for k in kinds)]
+    if "null" in kinds:
+        wrong = [v for v in wrong if v is not None]
+    if "number" in kinds:
+        wrong = [v for v in wrong if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if "string" in kinds and "anyOf" not in node:
+        wrong = [v for v in wrong if not isinstance(v, str)]
+    for value in wrong:
+        found = S.settings_problems({name: value})
+        assert found and all(line.startswith(name) for line in found), (name, value, found)
+
+
+STRINGS = [n for n in S.schema()["properties"] if "string" in _kinds(S.schema()["properties"][n])]
+
+
+@hsettings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(STRINGS), st.text(max_size=8), st.sampled_from(["\n", "\r", "\x00", "\x1b", "\x7f"]),
+       st.text(max_size=8))
+def test_a_control_character_in_any_string_setting_is_refused_naming_it(name, head, control, tail):
+    found = S.settings_problems({name: head + control + tail})
+    assert found and found[0].startswith(name), found
+    if S._resolve(S.schema()["properties"][name]).get("x-secret"):
+        assert all(head + control + tail not in line for line in found if head or tail)
+
+
+CLOSED = [("eagle3_gates",), ("eagle3_gates", "acceptance"), ("eagle3_gates", "parity"), ("eagle3_bench_environment",),
+          ("bench_report_instance_price",)]
+
+
+@hsettings(max_examples=60, deadline=None, derandomize=True)
+@given(st.sampled_from(CLOSED), st.from_regex(r"[a-z][a-z_]{2,12}", fullmatch=True))
+def test_an_unknown_key_at_every_level_of_a_closed_mapping_is_refused_by_path(path, key):
+    value: dict = {key: 1}
+    for part in reversed(path[1:]):
+        value = {part: value}
+    node = S._resolve(S.schema()["properties"][path[0]])
+    for part in path[1:]:
+        node = node["properties"][part]
+    if key in node.get("properties", {}):
+        return
+    found = S.settings_problems({path[0]: value})
+    assert any(line.startswith(".".join([*path, key]) + " is not a key of") for line in found), found
+
+
+@hsettings(max_examples=150, deadline=None, derandomize=True)
+@given(st.sampled_from(S.settings()), st.integers(min_value=0), st.sampled_from(["drop", "double", "swap", "add"]))
+def test_a_misspelt_setting_is_refused_with_the_setting_it_was_meant_to_be(name, at, how):
+    body = name[len("eagle3_"):]
+    i = at % len(body)
+    if how == "drop":
+        body = body[:i] + body[i + 1:]
+    elif how == "double":
+        body = body[:i] + body[i] + body[i:]
+    elif how == "swap" and i + 1 < len(body):
+        body = body[:i] + body[i + 1] + body[i] + body[i + 2:]
+    else:
+        body = body[:i] + "x" + body[i:]
+    typo = "eagle3_" + body
+    if typo in S.settings() or typo in S.facts():
+        return
+    found = S.settings_problems({typo: 1})
+    assert found and found[0].startswith(f"{typo} is not a setting"), found
+    assert "did you mean" in found[0] or len(name) < 14
+
+
+def test_the_allow_list_and_the_plays_facts_pass_and_a_wrong_allow_list_is_refused():
+    assert S.settings_problems({"eagle3_mine": 1, "eagle3_run": "r"}, allowed=["eagle3_mine"]) == []
+    assert S.settings_problems({"eagle3_mine": 1}, allowed="eagle3_mine")[0].startswith("eagle3_settings_allow must")
+
+
+@pytest.mark.parametrize(("name", "text", "value"), [
+    ("eagle3_bench_num_prompts", "20", 20), ("eagle3_num_speculative_tokens", "2,3,4", [2, 3, 4]),
+    ("eagle3_compile_cache", "false", False), ("eagle3_bench_temperature", "0.5", 0.5),
+    ("eagle3_roll_batches", "1,50%,100%", [1, "50%", "100%"])])
+def test_a_text_from_the_command_line_is_converted_once_by_the_declared_type(name, text, value):
+    assert S.convert(text, S.schema()["properties"][name]) == value
+    assert S.settings_problems({name: text}, as_text=[name]) == []
+    assert S.settings_problems({name: text})  # the same text from YAML is not a number
+
+
+def test_a_true_is_not_a_count_even_from_the_command_line():
+    assert S.settings_problems({"eagle3_bench_num_prompts": "true"}, as_text=["eagle3_bench_num_prompts"])
+
+
+def test_a_fraction_for_a_percentage_is_refused_with_the_percentage():
+    found = S.settings_problems({"eagle3_gates": {"acceptance": {"min_rate": 0.3}}})
+    assert found == ["eagle3_gates.acceptance.min_rate is a fraction where a percentage is expected: "
+                     "did you mean 30 (%)? (got 0.3)"]
+
+
+def test_a_value_a_template_made_is_refused_only_when_no_given_value_is():
+    both = {"eagle3_port": "abc", "eagle3_serve_port": "abc"}
+    assert S.settings_problems(both, as_text=["eagle3_port"], templated=["eagle3_serve_port"]) == [
+        'eagle3_port must be a TCP port 1024..65535 (got "abc")']
+    assert S.settings_problems({"eagle3_serve_port": "80"}, templated=["eagle3_serve_port"])
+
+
+def test_loader_variables_need_the_opt_in():
+    env = {"vllm_service_environment": {"LD_PRELOAD": "/x.so"}}
+    assert S.settings_problems(env)
+    assert S.settings_problems({**env, "eagle3_environment_allow_loader": True}) == []
+
+
+def test_the_command_line_names_given_as_text():
+    argv = ["ansible-playbook", "-e", "eagle3_port=80 eagle3_serve=best", "-e", '{"eagle3_bench_num_prompts": 5}',
+            "--extra-vars=eagle3_run_id=x", "-e", "@vault.yml", "site.yml"]
+    assert eagle3_cli_text_names(argv) == ["eagle3_port", "eagle3_serve", "eagle3_run_id"]
