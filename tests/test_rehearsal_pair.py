@@ -30,8 +30,8 @@ def preflight(tmp_path: Path, extra: dict) -> tuple[int, str]:
 
 @pytest.mark.parametrize(("extra", "refusal"), [
     ({"eagle3_rehearsal_pair": "trainde"},
-     "Refused before any change: value of model_assets_rehearsal_pair must be one of: agreeing, random, trained, "
-     "got: trainde (model_assets_rehearsal_pair is set from eagle3_rehearsal_pair)"),
+     # the settings schema's refusal (plugins/module_utils/settings_schema.yml), before the role's argument_specs
+     'Refused before any change: eagle3_rehearsal_pair must be one of: trained, agreeing, random (got "trainde")'),
     # The weak draft exists only with the trained pair (the default; the agreeing pair has none).
     ({"eagle3_rehearsal_pair": "agreeing", "eagle3_draft_model": "/var/lib/eagle3/models/draft-weak"},
      "model_assets_draft_model (eagle3_draft_model) must be /var/lib/eagle3/models/draft with source rehearsal, "

@@ -219,6 +219,7 @@ def test_the_site_preflight_refuses_a_bad_bucket_before_any_change(tmp_path):
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, stdin=subprocess.DEVNULL)
     out = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0
-    assert "Refused before any change: results_export_s3_bucket (eagle3_results_s3_bucket) must be empty (no upload)" in out
-    assert "results_export_s3_bucket is set from eagle3_results_s3_bucket" in out
+    # the settings schema's refusal (plugins/module_utils/settings_schema.yml), before the role's own rule
+    assert ('Refused before any change: eagle3_results_s3_bucket must be empty (none) or an S3 bucket name '
+            '(got "Results_Bucket")') in out
     assert not (tmp_path / "results").exists()
