@@ -60,11 +60,16 @@ def _extra_vars(argv: list[str]) -> list[str]:
     return values
 
 
+def _structured(value: str) -> bool:
+    """An -e value that is JSON or YAML text (typed values), not key=value pairs (text)."""
+    return value.lstrip().startswith(("{", "---"))
+
+
 def _given(value: str) -> dict[str, Any]:
     """Variables set by one -e value: JSON/YAML text or key=value pairs; a @file is not on the command line."""
     if value.startswith("@"):
         return {}
-    if value.lstrip().startswith(("{", "---")):
+    if _structured(value):
         try:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError:
@@ -98,7 +103,7 @@ def eagle3_cli_text_names(argv: list[str] | None = None) -> list[str]:
         argv = _playbook_argv()
     names: list[str] = []
     for value in _extra_vars(argv):
-        if not value.startswith("@") and not value.lstrip().startswith(("{", "---")):
+        if not _structured(value):
             names += [key for key in _given(value) if key not in names]
     return names
 

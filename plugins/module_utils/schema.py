@@ -88,7 +88,7 @@ def shown(value: Any, secret: bool = False) -> str:
         text = str(value)
     else:
         try:
-            text = json.dumps(_plain(value), ensure_ascii=False, default=str)
+            text = json.dumps(plain(value), ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             text = repr(value)
     # credentials in a URL (https://user:token@host) are a secret too
@@ -96,12 +96,12 @@ def shown(value: Any, secret: bool = False) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Plain Python values for a value from Ansible (tagged scalars, lazy containers)."""
     if isinstance(value, Mapping):
-        return {str(k) if isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+        return {str(k) if isinstance(k, str) else k: plain(v) for k, v in value.items()}
     if _is_array(None, value):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, str):
@@ -112,8 +112,6 @@ def _plain(value: Any) -> Any:
         return float(value)
     return value
 
-
-plain = _plain
 
 
 def _expectation(error: ValidationError) -> str:
@@ -135,7 +133,7 @@ def _expectation(error: ValidationError) -> str:
     }.get(keyword, f"valid ({keyword} {value})")
 
 
-def _closest(name: str, known: Sequence[str]) -> str:
+def closest(name: str, known: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
     return f"; did you mean {close[0]}?" if close else ""
 
@@ -146,7 +144,7 @@ def _message(error: ValidationError, root: str, secret: bool) -> list[str]:
     if error.validator == "additionalProperties" and error.validator_value is False:
         known = list((error.schema.get("properties") or {}).keys())
         extra = [k for k in error.instance if k not in known]
-        return [f"{path_name([*parts, k])} is not a key of {where} (known: {', '.join(known)})" + _closest(str(k), known)
+        return [f"{path_name([*parts, k])} is not a key of {where} (known: {', '.join(known)})" + closest(str(k), known)
                 for k in extra]
     if "propertyNames" in error.absolute_schema_path:
         return [f"{where} has a key that is not {_expectation(error)} (got {shown(error.instance)})"]

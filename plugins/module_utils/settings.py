@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import difflib
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -100,8 +99,7 @@ def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
     known = set(settings()) | set(facts()) | {str(a) for a in allowed}
     out = []
     for name in sorted({str(n) for n in names if str(n).startswith("eagle3_")} - known):
-        close = difflib.get_close_matches(name, settings(), n=1, cutoff=0.75)
-        out.append(f"{name} is not a setting" + (f"; did you mean {close[0]}?" if close else
+        out.append(f"{name} is not a setting" + (_schema.closest(name, settings()) or
                    " (docs/settings.md lists the settings; a variable of your own under eagle3_ goes in"
                    " eagle3_settings_allow)."))
     return out
@@ -114,7 +112,8 @@ def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), al
     `as_text`: the names given as text (-e key=value), converted by the declared type; `templated`: the names whose
     value a template made (converted too: a template renders "8191" from a text it was given). A value a template
     made is refused only when no value given directly is: its problem is then the given one's (eagle3_port=abc
-    makes eagle3_serve_port "abc"), named once. `unresolved`: name -> why its template failed, reported the same way.
+    makes eagle3_serve_port "abc"), named once. `unresolved`: name -> why its template failed; only its name is
+    checked here (a failing template is left to the rules that know what it means, below).
     """
     full = _effective(values.get("eagle3_environment_allow_loader") is True)
     props, as_text, templated = full["properties"], set(as_text), set(templated)
@@ -147,7 +146,6 @@ def doc_rows() -> list[str]:
             expect = " or ".join(_schema.WORDS.get(k, k) for k in kinds if k) or "see its row above"
             if node.get("additionalProperties") is False:
                 expect += " with the keys " + ", ".join(node.get("properties", {}))
-        flags = [w for w, on in (("secret", node.get("x-secret")), ("derived", node.get("x-derived"))) if on]
-        text = (str(expect) + (" (" + ", ".join(flags) + ")" if flags else "")).replace("|", "\\|")
+        text = (str(expect) + (" (secret)" if node.get("x-secret") else "")).replace("|", "\\|")
         rows.append(f"| `{name}` | {text} |")
     return rows
