@@ -9,6 +9,7 @@ sample are in tests/test_bad_inputs.py.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,81 @@ def test_the_command_line_names_given_as_text():
     argv = ["ansible-playbook", "-e", "eagle3_port=80 eagle3_serve=best", "-e", '{"eagle3_bench_num_prompts": 5}',
             "--extra-vars=eagle3_run_id=x", "-e", "@vault.yml", "site.yml"]
     assert eagle3_cli_text_names(argv) == ["eagle3_port", "eagle3_serve", "eagle3_run_id"]
+
+
+# --- The schema, the roles' argument_specs and their defaults agree (issue 34, "Done when") ---------------------------
+# Each role input is described twice: by its role's meta/argument_specs.yml (what ansible's validate_argument_spec
+# checks when the role runs) and by the schema (what the preflight checks before any host is contacted): for a role
+# input the schema describes, and for one group_vars/all/roles.yml maps straight from an eagle3_* setting, the two
+# must take the same kinds of value and the same choices, and the role's own default must be a value the schema
+# accepts (a role run alone with its defaults would otherwise do what the preflight refuses).
+SPEC_KINDS = {"int": {"integer"}, "float": {"number", "integer"}, "bool": {"boolean"}, "str": {"string"},
+              "path": {"string"}, "list": {"array"}, "dict": {"object"}}
+MAPPED = re.compile(r"^([a-z][a-z0-9_]*): \"\{\{ (eagle3_[a-z0-9_]+)(?: \| (?:int|bool|float))? \}\}\"$", re.M)
+
+
+@lru_cache(maxsize=1)
+def role_options() -> dict[str, dict]:
+    out = {}
+    for spec in ROOT.glob("roles/*/meta/argument_specs.yml"):
+        out.update(yaml.safe_load(spec.read_text())["argument_specs"]["main"].get("options") or {})
+    return out
+
+
+@lru_cache(maxsize=1)
+def role_defaults() -> dict:
+    out = {}
+    for f in ROOT.glob("roles/*/defaults/main.yml"):
+        out.update(yaml.safe_load(f.read_text()) or {})
+    return out
+
+
+def schema_kinds(node: dict) -> set[str]:
+    node = S._resolve(node)
+    if "enum" in node:
+        return {{str: "string", bool: "boolean", int: "integer", float: "number"}[type(v)] for v in node["enum"]}
+    if "const" in node:
+        return {"string"} if isinstance(node["const"], str) else {"other"}
+    kinds = set(node["type"] if isinstance(node.get("type"), list) else [node["type"]]) if "type" in node else set()
+    for alternative in node.get("anyOf", []):
+        kinds |= schema_kinds(alternative)
+    return kinds - {"null"}
+
+
+def pairs() -> list[tuple[str, str]]:
+    """(role input, schema name): every role input the schema describes, and every one mapped straight from a setting."""
+    mapped = MAPPED.findall((ROOT / "group_vars/all/roles.yml").read_text())
+    return sorted({(n, n) for n in S.role_inputs()} | set(mapped))
+
+
+def test_every_direct_mapping_and_role_input_is_paired_with_a_role_option():
+    options = role_options()
+    found = pairs()
+    assert len(found) > 60, found  # the regex still reads roles.yml
+    assert [role for role, _ in found if role not in options] == []
+
+
+@pytest.mark.parametrize(("role_input", "name"), pairs())
+def test_the_schema_and_the_argument_spec_take_the_same_kind_of_value(role_input, name):
+    option = role_options()[role_input]
+    node = S.schema()["properties"][name]
+    if option.get("type", "str") == "raw":
+        return
+    want = SPEC_KINDS[option.get("type", "str")]
+    got = schema_kinds(node)
+    assert got and got <= want | ({"integer"} if "number" in want else set()), (role_input, option.get("type"), name, got)
+    resolved = S._resolve(node)
+    if "choices" in option or "enum" in resolved:
+        assert sorted(map(str, option.get("choices", []))) == sorted(map(str, resolved.get("enum", []))), \
+            (role_input, option.get("choices"), name, resolved.get("enum"))
+    if option.get("type") == "list" and "elements" in option and isinstance(resolved.get("items"), dict):
+        items = schema_kinds(resolved["items"])
+        assert items and items <= SPEC_KINDS[option["elements"]], (role_input, option["elements"], name, items)
+
+
+@pytest.mark.parametrize(("role_input", "name"), pairs())
+def test_a_roles_own_default_is_a_value_the_schema_accepts(role_input, name):
+    default = role_defaults()[role_input]
+    if "{{" in str(default):
+        return
+    assert S.settings_problems({name: default}) == [], (role_input, default)
