@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT
 
 TOKEN = "hf_CANARYgated0123456789"
+HUB = ROOT / "tests/fixtures/hub"  # FIXTURE config.json files of the real shape (tests/fixtures/hub/README.md)
 SONNET = b"From fairest creatures we desire increase (fixture)\n" * 10
 
 
@@ -32,6 +33,9 @@ class FixtureHub(http.server.BaseHTTPRequestHandler):
             return self.reply(401, b"Invalid credentials")
         if self.path.startswith("/gated/"):
             return self.reply(403, b"Access to model is restricted")
+        if self.path.endswith("/resolve/main/config.json"):
+            name = "speculator-eagle3.json" if self.path.startswith("/org/draft/") else "llama-3.1-8b-instruct.json"
+            return self.reply(200, (HUB / name).read_bytes())
         return self.reply(200, b"{}")
 
     def reply(self, status: int, body: bytes) -> None:
@@ -53,9 +57,9 @@ def hub():
     server.shutdown()
 
 
-def run(hub: str, tmp_path: Path, target: str, token: str, checksum: str | None = None):
+def run(hub: str, tmp_path: Path, target: str, token: str, checksum: str | None = None, **more):
     extra = {"endpoint": hub, "target": target, "dataset_path": str(tmp_path / "data" / "sonnet.txt"),
-             "checksum": checksum or "sha256:" + hashlib.sha256(SONNET).hexdigest()}
+             "checksum": checksum or "sha256:" + hashlib.sha256(SONNET).hexdigest(), **more}
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-vvv",
                            str(ROOT / "tests/playbooks/gated.yml"), "-e", json.dumps(extra)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
@@ -93,8 +97,11 @@ def test_a_token_of_another_shape_is_refused_unshown(hub, tmp_path, token):
 
 
 def test_access_granted_downloads_the_pinned_dataset(hub, tmp_path):
-    rc, out = run(hub, tmp_path, "ok/model", TOKEN)
+    # with the tutorial's method and max-model-len, which its models fit (judged from the hub's config.json)
+    rc, out = run(hub, tmp_path, "ok/model", TOKEN, model_assets_speculative_method="eagle3",
+                  model_assets_max_model_len=2048)
     assert rc == 0, out[-2000:]
+    assert "Check the models fit the speculative method and max-model-len" in out
     assert (tmp_path / "data" / "sonnet.txt").read_bytes() == SONNET
     assert TOKEN not in out
 
@@ -117,3 +124,16 @@ def test_a_token_on_the_command_line_is_refused_by_the_role_alone(hub, tmp_path)
     assert proc.returncode != 0
     assert "eagle3_hf_token given on the ansible-playbook command line" in out and TOKEN not in out
     assert not (tmp_path / "data" / "sonnet.txt").exists()
+
+
+def test_models_that_do_not_fit_the_server_are_refused_from_the_hubs_config_json(hub, tmp_path):
+    # the config.json the gated check fetched is judged before any server starts, each rule by name; the token is
+    # never shown
+    rc, out = run(hub, tmp_path, "ok/model", TOKEN, model_assets_speculative_method="medusa",
+                  model_assets_max_model_len=200000)
+    assert rc != 0
+    assert ("eagle3_speculative_method medusa does not fit the draft org/draft: its config.json (speculators_model_type "
+            "eagle3) describes an EAGLE3 head, and medusa needs a Medusa head; use eagle3, or another draft.") in out
+    assert ("eagle3_server_options.max-model-len 200000 exceeds the target model ok/model's own limit 131072 (its "
+            "config.json max_position_embeddings)") in out
+    assert TOKEN not in out

