@@ -233,6 +233,9 @@ CASES = [
     ("rate-fraction", {"eagle3_gates": {"acceptance": {"min_rate": 0.3}}}, ["did you mean 30 (%)?"]),
     ("environment-loader", {"vllm_service_environment": {"LD_PRELOAD": "/tmp/x.so"}},
      ["vllm_service_environment has a key that is not an environment variable name", "eagle3_environment_allow_loader"]),
+    ("bench-too-long", "eagle3_bench_num_prompts=100000",
+     ["eagle3_bench_num_prompts 100000: the benchmark would take about", "more than eagle3_bench_max_hours 2",
+      "eagle3_bench_long_confirmed: true"]),
 ]
 # Secrets the refusal of these cases must not show.
 NOT_SHOWN = {"api-key-trailing-newline": API_KEY, "index-url-credentials": "s3cret-pip-token"}
@@ -320,6 +323,16 @@ def test_a_hosts_own_serving_address_off_loopback_is_refused(place, tmp_path):
     rc, out = run_bad(place, {}, inventories=[own])
     assert_refused(rc, out, ["vllm_service_serve_host (eagle3_serve_bind_address) must be a loopback address",
                              f"on {HOSTS[0]}", 'got "0.0.0.0"'])
+
+
+def test_a_first_roll_batch_of_the_whole_fleet_is_refused(place, tmp_path):
+    # the first batch is the canary: with two hosts, a first batch of 2 (as Ansible's serial counts it) is no canary
+    second = tmp_path / "second.yml"
+    second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
+                      "          hosts:\n            badinput-rehearsal-2:\n              eagle3_port: 8192\n"
+                      "              ansible_port: 2292\n")
+    rc, out = run_bad(place, "eagle3_roll_batches=2,100%", inventories=[second])
+    assert_refused(rc, out, ["eagle3_roll_batches' first batch 2 takes all 2 hosts of the fleet: it is the canary"])
 
 
 @pytest.mark.skipif(shutil.which("podman") is None, reason="podman is not installed")

@@ -262,3 +262,39 @@ def test_a_roles_own_default_is_a_value_the_schema_accepts(role_input, name):
     if "{{" in str(default):
         return
     assert S.settings_problems({name: default}) == [], (role_input, default)
+
+
+# --- Rules that span settings (item 4) --------------------------------------------------------------------------------
+@hsettings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(min_value=1, max_value=60), st.one_of(st.integers(min_value=1, max_value=80),
+                                                         st.integers(min_value=1, max_value=100).map(lambda p: f"{p}%")))
+def test_the_first_roll_batch_is_refused_exactly_when_ansible_would_put_the_whole_fleet_in_it(fleet, first):
+    from ansible.utils.helpers import pct_to_int  # how the play iterator sizes a serial batch
+    whole = (pct_to_int(first, fleet) if isinstance(first, str) else first) >= fleet
+    found = S.meaning_problems({"eagle3_roll_batches": [first, "100%"]}, fleet)
+    assert bool(found) == (whole and fleet > 1), (fleet, first, found)
+    assert all(line.startswith("eagle3_roll_batches' first batch") for line in found)
+
+
+BENCH = {"eagle3_accelerator": "neuron", "eagle3_bench_stream_rate": {"cpu": 48, "neuron": 92},
+         "eagle3_bench_max_hours": 2, "eagle3_num_speculative_tokens": [3], "eagle3_server_options": {"max-num-seqs": 2}}
+
+
+@hsettings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(min_value=1, max_value=100000), st.integers(min_value=1, max_value=4096),
+       st.integers(min_value=1, max_value=64), st.lists(st.integers(1, 8), min_size=1, max_size=4, unique=True),
+       st.booleans())
+def test_a_benchmark_longer_than_the_bound_is_refused_unless_confirmed(prompts, tokens, concurrency, ks, confirmed):
+    values = {**BENCH, "eagle3_bench_num_prompts": prompts, "eagle3_bench_output_len": tokens,
+              "eagle3_bench_max_concurrency": concurrency, "eagle3_num_speculative_tokens": ks,
+              "eagle3_bench_long_confirmed": confirmed}
+    hours = (1 + len(ks)) * prompts * tokens / (92 * min(concurrency, 2)) / 3600
+    found = S.meaning_problems(values, 1)
+    assert bool(found) == (hours > 2 and not confirmed), (hours, found)
+    assert all(line.startswith(f"eagle3_bench_num_prompts {prompts}: the benchmark would take about") for line in found)
+
+
+def test_the_tutorials_benchmark_is_well_within_the_bound():
+    hours, _ = S.bench_hours({**BENCH, "eagle3_bench_num_prompts": 50, "eagle3_bench_output_len": 128,
+                              "eagle3_bench_max_concurrency": 2, "eagle3_num_speculative_tokens": [2, 3, 4]})
+    assert hours * 3600 == pytest.approx(4 * 50 * 128 / 184)  # 139 s for the sweep of k 2, 3, 4 on trn2

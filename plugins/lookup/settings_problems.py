@@ -52,4 +52,5 @@ class LookupModule(LookupBase):
             if isinstance(raw, str) and self._templar.is_template(raw):
                 templated.add(name)
         allowed = values.get("eagle3_settings_allow", [])
-        return settings_problems(values, as_text, allowed, unresolved, templated)
+        fleet = len(variables.get("groups", {}).get("vllm_hosts", []))
+        return settings_problems(values, as_text, allowed, unresolved, templated, fleet)

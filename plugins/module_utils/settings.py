@@ -105,8 +105,57 @@ def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
     return out
 
 
+def serial_batch(batch: Any, fleet: int) -> int:
+    """The hosts a `serial` batch takes of a fleet, as Ansible counts it (ansible.utils.helpers.pct_to_int: a
+    percentage of the fleet, truncated, at least 1)."""
+    if isinstance(batch, str) and batch.endswith("%"):
+        return max(1, int(int(batch[:-1]) / 100.0 * fleet))
+    return int(batch)
+
+
+def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
+    """The rules that span settings (issue 34, item 4), on values the schema already accepted:
+    - the first roll batch is the canary: smaller than the fleet when the fleet has more than one host;
+    - a benchmark whose estimated length (profiles x prompts x output tokens at the accelerator's stated rate per
+      concurrent request) exceeds eagle3_bench_max_hours is refused unless eagle3_bench_long_confirmed is true.
+    """
+    out = []
+    batches = values.get("eagle3_roll_batches")
+    if isinstance(batches, list) and batches and fleet > 1 and serial_batch(batches[0], fleet) >= fleet:
+        out.append(f"eagle3_roll_batches' first batch {_schema.shown(batches[0])} takes all {fleet} hosts of the fleet: "
+                   f"it is the canary, so it must be smaller (such as 1) (got {_schema.shown(batches)}).")
+    estimate = bench_hours(values)
+    limit = values.get("eagle3_bench_max_hours")
+    if estimate is not None and isinstance(limit, (int, float)) and estimate[0] > limit \
+            and values.get("eagle3_bench_long_confirmed") is not True:
+        hours, why = estimate
+        out.append(f"eagle3_bench_num_prompts {values.get('eagle3_bench_num_prompts')}: the benchmark would take about "
+                   f"{hours:.1f} h ({why}), more than eagle3_bench_max_hours {limit:g}: fewer prompts, or "
+                   f"eagle3_bench_long_confirmed: true to run it.")
+    return out
+
+
+def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
+    """(hours, how) of a run's benchmarks, estimated from its settings; None when a value it needs is not there."""
+    rates, accelerator = values.get("eagle3_bench_stream_rate"), values.get("eagle3_accelerator")
+    prompts, tokens = values.get("eagle3_bench_num_prompts"), values.get("eagle3_bench_output_len")
+    concurrency, ks = values.get("eagle3_bench_max_concurrency"), values.get("eagle3_num_speculative_tokens")
+    if not (isinstance(rates, Mapping) and accelerator in rates and all(isinstance(v, int) for v in
+                                                                     (prompts, tokens, concurrency))):
+        return None
+    options = values.get("eagle3_server_options")
+    seqs = options.get("max-num-seqs") if isinstance(options, Mapping) else None
+    streams = min(concurrency, seqs) if isinstance(seqs, int) and seqs > 0 else concurrency
+    profiles = 1 + (len(ks) if isinstance(ks, list) else 1)
+    rate = float(rates[accelerator]) * streams
+    hours = profiles * prompts * tokens / rate / 3600
+    return hours, (f"{profiles} profiles x {prompts} prompts x {tokens} output tokens at about {rate:g} tok/s, "
+                   f"{rates[accelerator]:g} per concurrent request on {accelerator} x {streams}")
+
+
 def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), allowed: Any = (),
-                      unresolved: Mapping[str, str] | None = None, templated: Iterable[str] = ()) -> list[str]:
+                      unresolved: Mapping[str, str] | None = None, templated: Iterable[str] = (),
+                      fleet: int = 1) -> list[str]:
     """Every refusal of the eagle3_* variables `values` (name -> resolved value).
 
     `as_text`: the names given as text (-e key=value), converted by the declared type; `templated`: the names whose
@@ -130,7 +179,11 @@ def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), al
         (derived if name in templated and name not in as_text else out).extend(found)
     # A template that fails (eagle3_vllm_packages without a row for eagle3_neuron_sdk_version) is left to the rules
     # that know what it means: the roles' preflight names the setting to change.
-    return out or derived
+    if out or derived:
+        return out or derived
+    converted = {name: convert(_schema.plain(value), props[name]) if name in as_text | templated and name in props
+                 else _schema.plain(value) for name, value in values.items()}
+    return meaning_problems(converted, fleet)
 
 
 def doc_rows() -> list[str]:
