@@ -78,8 +78,9 @@ def test_sweep_report_files_have_real_values(tmp_path):
     assert float(k4["p99_ttft_ms"]) == pytest.approx(source["p99_ttft_ms"])
     assert k4["per_position_acceptance_pct"].split() == ["100.0"] * 4  # fractions in the JSON, percent here
     assert k4["cost_usd_per_1m_output_tokens"] == ""  # no price set
-    # every column but the names carries its unit
-    assert all(c in ("host", "profile") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
+    assert {r["run_verdict"] for r in rows} == {"OK"}  # the run's verdict on every row, as verdict.json says
+    # every column but the names and the verdict carries its unit
+    assert all(c in ("host", "profile", "run_verdict") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
                                                        "num_prompts", "_per_1m_output_tokens")) for c in rows[0])
     md = (run / "report.md").read_text()
     assert "**Verdict: OK**" in md and "recommended eagle3-k4, the fastest profile passing every enforced gate" in md

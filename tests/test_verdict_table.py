@@ -8,7 +8,9 @@ which must not survive.
 """
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -64,11 +66,28 @@ def two_hosts(factor: float) -> Callable[[Path], None]:
 
 
 def run_json(hosts: list[str], then: Callable[[Path], Any] | None = None) -> Callable[[Path], None]:
+    """run.json as the run that wrote the files would have written it: the run id its files carry (agree's, dev2),
+    not the case's directory name (the validator holds every file to its run's record)."""
     def build(run: Path) -> None:
-        (run / "run.json").write_text(json.dumps({"run_id": run.name, "hosts": hosts}))
+        (run / "run.json").write_text(json.dumps({"run_id": AGREE_EAGLE3["run_id"], "hosts": hosts}))
         if then:
             then(run)
     return build
+
+
+def accepting(pct: float) -> Callable[[dict], None]:
+    """The file's own counters made to give `pct` as serve.py computes it (vLLM 0.29 vllm/benchmarks/serve.py:
+    accepted / draft tokens * 100, 1 + accepted / drafts, accepted at a position / drafts): 2500 drafts of k tokens,
+    the accepted ones spread evenly over the positions. A rate set alone would disagree with the counters, which the
+    validator refuses."""
+    def change(d: dict) -> None:
+        k = len(d["spec_decode_per_position_acceptance_rates"])
+        drafts, drafted = 2500, 2500 * k
+        accepted = round(drafted * pct / 100)
+        d.update(spec_decode_num_drafts=drafts, spec_decode_draft_tokens=drafted, spec_decode_accepted_tokens=accepted,
+                 spec_decode_acceptance_rate=accepted / drafted * 100, spec_decode_acceptance_length=1 + accepted / drafts,
+                 spec_decode_per_position_acceptance_rates=[accepted / drafts / k] * k)
+    return change
 
 
 def inject_spec(h: Path) -> None:
@@ -83,7 +102,7 @@ def truncate(h: Path) -> None:
 
 def sweep_fastest_fails(h: Path) -> None:
     # eagle3-k4 is the fastest of the real sweep; its acceptance drops below the floor
-    edit(h / "eagle3-k4.json", set_keys(spec_decode_acceptance_rate=20.0))
+    edit(h / "eagle3-k4.json", accepting(20.0))
 
 
 def random_completions(h: Path) -> None:
@@ -163,11 +182,11 @@ CASES: list[tuple] = [
     ("no-speculative", "agree", "eagle3.json and eagle3.completions.json removed",
      derived("agree", lambda h: [(h / f).unlink() for f in ("eagle3.json", "eagle3.completions.json")]),
      [H], {}, False, "FAILED HOST rehearsal-1: no speculative profile result"),
-    ("acceptance-just-below", "agree/eagle3.json", "spec_decode_acceptance_rate 29.96",
-     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(spec_decode_acceptance_rate=29.96))), [H], {}, False,
+    ("acceptance-just-below", "agree/eagle3.json", "its counters: 2247 of 7500 draft tokens accepted (29.96 %)",
+     derived("agree", lambda h: edit(h / "eagle3.json", accepting(29.96))), [H], {}, False,
      "eagle3: acceptance 29.96 % is below the floor of at least 30.00 %"),
-    ("acceptance-at-floor", "agree/eagle3.json", "spec_decode_acceptance_rate 30.0",
-     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(spec_decode_acceptance_rate=30.0))), [H], {}, True,
+    ("acceptance-at-floor", "agree/eagle3.json", "its counters: 2250 of 7500 draft tokens accepted (30 %)",
+     derived("agree", lambda h: edit(h / "eagle3.json", accepting(30.0))), [H], {}, True,
      "eagle3: acceptance 30.0 % meets the floor of at least 30.0 %"),
     ("speedup-just-below", "agree/eagle3.json", "output_throughput 0.999x the baseline's",
      derived("agree", lambda h: edit(h / "eagle3.json", set_keys(output_throughput=AGREE_BASE["output_throughput"] * 0.999))),
@@ -182,10 +201,10 @@ CASES: list[tuple] = [
     ("reference-no-workload", "agree", "a reference file without its workload (a copy of the rehearsal one)",
      real("agree"), [H], {"reference": "NO-WORKLOAD", "gates": dict(GATES, reference={"enforce": True, "tolerance": 0.1})},
      False, "does not say which workload it was measured with"),
-    ("sweep-fastest-fails", "sweep/eagle3-k4.json", "spec_decode_acceptance_rate 20",
+    ("sweep-fastest-fails", "sweep/eagle3-k4.json", "its counters: 20 % of the draft tokens accepted",
      derived("sweep", sweep_fastest_fails), [H], {}, False, "recommended eagle3-k3, the fastest profile passing every"),
-    ("sweep-none-passes", "sweep/eagle3-k*.json", "acceptance 20 % in all three",
-     derived("sweep", lambda h: [edit(h / f"eagle3-k{k}.json", set_keys(spec_decode_acceptance_rate=20.0)) for k in (2, 3, 4)]),
+    ("sweep-none-passes", "sweep/eagle3-k*.json", "its counters: 20 % of the draft tokens accepted, in all three",
+     derived("sweep", lambda h: [edit(h / f"eagle3-k{k}.json", accepting(20.0)) for k in (2, 3, 4)]),
      [H], {}, False, "no profile recommended, no speculative profile passes every enforced gate: eagle3-k2: [acceptance]"),
     ("two-hosts-outlier", "agree (two copies)", "host-b's eagle3 output_throughput x0.82",
      two_hosts(0.82), ["host-a", "host-b"], {}, True, "OUTLIER host-b (eagle3): "),
@@ -199,6 +218,31 @@ CASES: list[tuple] = [
      "cost: test-instance at 2.0 USD/hour (test figure, not a price, 2026-11-30)"),
     ("cold-baseline", "agree/baseline.json", "p99_ttft_ms 10x its median",
      derived("agree", cold_baseline), [H], {}, True, "WARM-UP rehearsal-1 baseline: p99 TTFT"),
+    # The files that were given OK before issue 35 (main 7213775) and the one that crashed the report: the validator
+    # names each file and field, the host fails, and no gate reads the figure.
+    ("infinite-throughput", "agree/eagle3.json", "output_throughput Infinity (Python's json.dump writes it so)",
+     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(output_throughput=float("inf")))), [H], {}, False,
+     "unusable file rehearsal-1/eagle3.json: output_throughput must be a finite number (got Infinity"),
+    ("acceptance-150", "agree/eagle3.json", "spec_decode_acceptance_rate 150",
+     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(spec_decode_acceptance_rate=150.0))), [H], {}, False,
+     "unusable file rehearsal-1/eagle3.json: spec_decode_acceptance_rate must be a percentage 0..100"),
+    ("length-half", "agree/eagle3.json", "spec_decode_acceptance_length 0.5 (its counters give 4.0)",
+     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(spec_decode_acceptance_length=0.5))), [H], {}, False,
+     "spec_decode_acceptance_length 0.5 disagrees with the file's own counters: 1 + spec_decode_accepted_tokens / "
+     "spec_decode_num_drafts = 1 + 960 / 320 = 4"),
+    ("foreign-run-id", "agree/eagle3.json", "its metadata names the run id another-run",
+     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(run_id="another-run"))), [H], {}, False,
+     "rehearsal-1/eagle3.json: run_id 'another-run' is not this run's (rehearsal-1/manifest.json says 'dev2')"),
+    ("foreign-host", "agree/eagle3.json", "its metadata names the host rehearsal-9",
+     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(host="rehearsal-9"))), [H], {}, False,
+     "rehearsal-1/eagle3.json: host 'rehearsal-9' is not this host's (rehearsal-1/manifest.json says 'rehearsal-1')"),
+    ("acceptance-string", "agree/eagle3.json", 'spec_decode_acceptance_rate "100.0" (a string: it crashed the report)',
+     derived("agree", lambda h: edit(h / "eagle3.json", set_keys(spec_decode_acceptance_rate="100.0"))), [H], {}, False,
+     'rehearsal-1/eagle3.json: spec_decode_acceptance_rate must be a percentage 0..100 (serve.py writes accepted / '
+     'draft tokens * 100) (got "100.0")'),
+    ("nan-in-baseline", "agree/baseline.json", "std_itl_ms NaN",
+     derived("agree", lambda h: edit(h / "baseline.json", set_keys(std_itl_ms=float("nan")))), [H], {}, False,
+     "unusable file rehearsal-1/baseline.json: std_itl_ms must be a finite number (got NaN"),
 ]
 
 
@@ -215,6 +259,18 @@ def _reference(name: str) -> dict:
     if name == "FIXTURE":
         return json.loads(FIXTURE_REFERENCE.read_text())
     return json.loads((REFERENCES / f"{name}.json").read_text())
+
+
+def strict_json(text: str) -> object:
+    """Python's json as jq, JavaScript and Go read JSON: NaN and Infinity refused."""
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not strict JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def md_text(markdown: str) -> str:
+    """The text report.md shows: its escapes (plugins/module_utils/report_output.py, md) undone."""
+    return html.unescape(re.sub(r"\\([\\`*\[\]|#])", r"\1", markdown))
 
 
 def _texts(result: dict) -> str:
@@ -263,12 +319,15 @@ def test_verdict_message_and_no_stale_verdict(judged, case_id, ok, message):
     assert message in _texts(result), _texts(result)
     assert result["lines"][0].startswith(f"verdict: {'OK' if ok else 'FAILED'} (")
     run = judged[case_id]["run"]
-    written = json.loads((run / "verdict.json").read_text())
+    written = strict_json((run / "verdict.json").read_text())
     assert written["run_id"] == case_id and written["status"] == "complete"  # the stale OK is gone
     assert written["ok"] is ok
+    summary = strict_json((run / "summary.json").read_text())
+    assert (summary["ok"], summary["status"]) == (ok, "complete")
     md = (run / "report.md").read_text()
     assert f"**Verdict: {'OK' if ok else 'FAILED'}**" in md
-    assert " ".join(message.split()) in " ".join(md.split())
+    assert " ".join(message.split()) in " ".join(md_text(md).split())
+    assert {line.rsplit(",", 1)[-1] for line in (run / "report.csv").read_text().splitlines()[1:]} <= {"OK" if ok else "FAILED"}
 
 
 def test_a_report_that_crashes_leaves_no_stale_ok(tmp_path):

@@ -7,6 +7,11 @@ verdict.json is first replaced by {"ok": false, "status": "in progress"}, then t
 written, then the new verdict. A run interrupted half-way therefore never shows an OK verdict beside
 reports of another result. Written through modules (file, stat, template, copy) the same eight steps
 cost about 5 CPU seconds per run, most of it starting module processes (measured 2026-12-01).
+
+With `failure` (the report could not be made: "the report could not be made from FILE: REASON"), every report file
+of the run is replaced by its failure version (plugins/module_utils/report_output.py, failure_files: verdict.json
+first, then summary.json, report.md, report.html) and report.csv is removed, so no file of the run says OK (issue 35).
+A file that can be neither replaced nor removed is named in the task's failure, after the others were done.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ import tempfile
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import REPORT_FILES, failure_files
+
 VERDICT = "verdict.json"
 
 
@@ -25,7 +32,7 @@ def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
-    except (FileNotFoundError, IsADirectoryError):  # a directory in a file's place differs; replacing it fails
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):  # a directory in a file's place differs; replacing it fails
         return None
 
 
@@ -45,7 +52,7 @@ def _write(path: str, content: str, mode: int) -> None:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dir", "files", "verdict", "run_id", "mode"))
+    _VALID_ARGS = frozenset(("dir", "files", "verdict", "run_id", "mode", "failure"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -56,6 +63,9 @@ class ActionModule(ActionBase):
         directory, files, verdict = args.get("dir"), args.get("files") or {}, args.get("verdict")
         if not isinstance(directory, str) or not os.path.isabs(directory):
             raise AnsibleActionFail(f"report_files: dir must be an absolute path, got {directory!r}")
+        if args.get("failure") is not None:
+            return self._failure(result, directory, str(args["failure"]), str(args.get("run_id", "")),
+                                 int(str(args.get("mode", "0644")), 8))
         if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
             raise AnsibleActionFail("report_files: files must map file names to their text")
         if not isinstance(verdict, str):
@@ -91,4 +101,32 @@ class ActionModule(ActionBase):
             _write(os.path.join(directory, VERDICT), verdict, mode)
         elif VERDICT in modes:
             os.chmod(os.path.join(directory, VERDICT), mode)
+        return result
+
+    def _failure(self, result: dict, directory: str, error: str, run_id: str, mode: int) -> dict:
+        """Replace every report file by its failure version, remove report.csv (see the module's doc)."""
+        wanted = failure_files(run_id, error)
+        changed = [n for n in REPORT_FILES if _read(os.path.join(directory, n)) != wanted.get(n)
+                   and (n in wanted or os.path.lexists(os.path.join(directory, n)))]
+        result.update(changed=bool(changed), written=changed, failed_report=error)
+        if self._task.check_mode or not changed:
+            return result
+        os.makedirs(directory, mode=0o755, exist_ok=True)
+        stuck = []
+        for name in [n for n in REPORT_FILES if n in changed]:
+            path = os.path.join(directory, name)
+            try:
+                if name in wanted:
+                    _write(path, wanted[name], mode)
+                    continue
+            except OSError:
+                pass
+            try:
+                if os.path.lexists(path):
+                    os.unlink(path)
+            except OSError as exc:
+                stuck.append(f"{name} ({exc.strerror})")
+        if stuck:
+            raise AnsibleActionFail(f"report_files: {', '.join(stuck)} in {directory} could be neither replaced by "
+                                    f"the report's failure nor removed: it may still show an earlier report")
         return result

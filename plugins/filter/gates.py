@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import BASELINE, SPEC_KEYS, eagle3_parity_rule
 from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import COUNTING_PROMPT
+from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import WORKLOAD_KEYS, workload_diff
 
 
 DOCUMENTATION = r"""
@@ -18,12 +19,6 @@ DOCUMENTATION = r"""
     - C(eagle3_gates) judges a run against floors and a reference; C(eagle3_verdict) sums up.
     - C(eagle3_shown) formats a value and its threshold at a precision that shows the comparison.
 """
-
-
-# What one bench run was asked to do; every profile of a host must match its baseline on each key
-# present in either result (`--metadata` adds dataset/input_len/output_len/temperature/seed).
-WORKLOAD_KEYS = ("dataset", "input_len", "output_len", "num_prompts", "max_concurrency", "request_rate",
-                 "burstiness", "temperature", "seed", "tokenizer_id", "model_id", "total_input_tokens")
 
 
 # The gates' settings, defined here only: eagle3_gates (and the bench_report role's input bench_report_gates,
@@ -65,29 +60,10 @@ def eagle3_shown(value: float, bound: float, floor: bool, digits: int) -> tuple[
     return f"{value:.{places}f}", f"{bound:.{places}f}", ok
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Workload values from JSON or --metadata strings: 512 == "512", 0 == "0.0", None only None."""
-    if a is None or b is None:
-        return a is None and b is None
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return str(a) == str(b)
-
-
 def eagle3_workload_diff(want: dict[str, Any], got: dict[str, Any], keys: Iterable[str] | None = None) -> list[str]:
-    """Keys on which two workloads differ, as "key got vs want" texts (a key absent from both is skipped)."""
-    diffs = []
-    for key in keys if keys is not None else sorted(set(want) | set(got)):
-        if key not in want and key not in got:
-            continue
-        if key not in got:
-            diffs.append(f"{key} not recorded")
-        elif key not in want:
-            diffs.append(f"{key} {got[key]!r} where the other records none")
-        elif not _same(got[key], want[key]):
-            diffs.append(f"{key} {got[key]!r} vs {want[key]!r}")
-    return diffs
+    """Keys on which two workloads differ, as "key got vs want" texts (a key absent from both is skipped): the
+    validator's rule (plugins/module_utils/result_checks.py, workload_diff)."""
+    return workload_diff(want, got, keys)
 
 
 def _evidence(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]], baseline: str) -> list[tuple]:

@@ -5,13 +5,18 @@ Pure: the run's files are read by plugins/lookup/eagle3_run.py, never here.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, _is_number, eagle3_compare, eagle3_fleet,
                                                                      eagle3_parity_rule, eagle3_sweep)
 from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gate_settings, eagle3_gates, eagle3_verdict
 from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timeline, eagle3_timeline_lines
+from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import csv_cell, json_text, md
+from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
 
 
 DOCUMENTATION = r"""
@@ -21,6 +26,8 @@ DOCUMENTATION = r"""
     - C(eagle3_report) compares, checks parity, aggregates and gates one run, given its data
       (C(query('eagle3.trn2.eagle3_run', run_dir) | first)).
     - C(eagle3_chart_item), C(eagle3_position_items) and C(eagle3_spread_item) shape rows for the report's charts.
+    - C(eagle3_json) writes strict JSON (no NaN or Infinity: null, with the reason under C(nulls)); C(eagle3_md) and
+      C(eagle3_csv) escape a string for report.md and report.csv (report.html uses Jinja's C(e)).
 """
 
 
@@ -103,12 +110,75 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
 
     `run` is the run's data as the eagle3_run lookup reads it ({hosts, run_json}).
 
-    Never raises on a bad result file: it is listed and its host fails. OK needs evidence: an
-    expected host list (the run's run.json, else `hosts`), a baseline and a speculative profile from
-    every expected host, and every enforced gate evaluated on real data.
+    Every result file is validated first (plugins/module_utils/result_checks.py): a file that fails is listed with
+    the reasons and its host fails; no gate, the sweep or the fleet reads its figures. OK needs evidence: an expected
+    host list (the run's run.json, else `hosts`), a baseline and a speculative profile from every expected host, and
+    every enforced gate evaluated on real data.
+
+    Anything else that goes wrong raises "the report could not be made from FILE: REASON", FILE being the smallest
+    part of the run (a file, the reference) without which the report is made.
     """
-    loaded = run["hosts"]
+    args = (hosts, gates, reference, baseline, outlier_tolerance, run_id, price, serve)
+    try:
+        return _report(run, *args)
+    except Exception as exc:  # noqa: BLE001 - any crash becomes the report's failure, naming the file
+        raise AnsibleFilterError(f"the report could not be made from {_culprit(run, args, run_id)}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+
+
+def _without(run: dict[str, Any], host: str | None, kind: str, key: str | None) -> dict[str, Any]:
+    out = copy.copy(run)
+    if host is None:
+        out["run_json"] = {"exists": False, "data": None, "why": None}
+        return out
+    out["hosts"] = dict(run["hosts"])
+    entry = out["hosts"][host] = dict(run["hosts"][host])
+    if key is None:
+        entry[kind] = None
+    else:
+        entry[kind] = {k: v for k, v in entry[kind].items() if k != key}
+    return out
+
+
+def _culprit(run: dict[str, Any], args: tuple, run_id: str | None) -> str:
+    """The first part of the run without which the report is made: the reference, a host's file, run.json."""
+    hosts, gates, reference, baseline, *rest = args
+
+    def works(data: dict[str, Any], ref: Any = reference) -> bool:
+        try:
+            _report(data, hosts, gates, ref, baseline, *rest)
+        except Exception:  # noqa: BLE001
+            return False
+        return True
+
+    try:
+        if reference and works(run, {}):
+            return f"the reference {(reference or {}).get('name') or ''} (bench_report_reference)".replace("  ", " ")
+        # the least a file takes with it first: a speculative profile's files before the baseline's and the manifest,
+        # whose absence fails the whole host (and so hides any crash in it)
+        for host, entry in sorted((run.get("hosts") or {}).items()):
+            files = [(kind, key, suffix) for last in (False, True)
+                     for kind, suffix in (("results", ".json"), ("completions", ".completions.json"))
+                     for key in sorted(entry.get(kind) or {}) if (key == baseline) is last]
+            files += [(kind, None, ".json") for kind in ("timeline", "manifest", "failure") if entry.get(kind) is not None]
+            for kind, key, suffix in files:
+                if works(_without(run, host, kind, key)):
+                    return f"{host}/{key or kind}{suffix}"
+        if (run.get("run_json") or {}).get("exists") and works(_without(run, None, "run_json", None)):
+            return "run.json"
+    except Exception:  # noqa: BLE001 - a run too broken to take apart is named as a whole
+        pass
+    return f"the results of run {run_id or ''}".rstrip()
+
+
+def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] | None,
+            reference: dict[str, Any] | None, baseline: str, outlier_tolerance: float, run_id: str | None,
+            price: dict[str, Any] | None, serve: str) -> dict[str, Any]:
+    """eagle3_report's work (see there); raises on what the validator did not catch."""
     expected, source, reasons = _expected_hosts(run["run_json"], hosts)
+    # Every result file is validated before any gate, the sweep or the fleet reads it.
+    run = check_run(run, baseline, expected)
+    loaded = run["hosts"]
     price = _price(price)
     if not expected:
         reasons.append("no expected hosts: the run has no run.json and bench_report_hosts is empty "
@@ -151,6 +221,8 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
         "timeline": eagle3_timeline({h: loaded[h].get("timeline") for h in expected if h in loaded}),
     }
     verdict["windows_overlapped"] = summary["timeline"]["overlapped"]
+    verdict["bad_files"] = summary["bad_files"]
+    summary["ok"], summary["status"] = verdict["ok"], verdict["status"]
     summary["serving"] = verdict["serving"] = serving
     lines = [f"verdict: {'OK' if verdict['ok'] else 'FAILED'} ({len(gate_results)} gate checks, "
              f"{len(expected)} expected host(s) from {source})"]
@@ -199,5 +271,6 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_report": eagle3_report, "eagle3_chart_item": eagle3_chart_item,
+        return {"eagle3_report": eagle3_report, "eagle3_json": json_text, "eagle3_md": md, "eagle3_csv": csv_cell,
+                "eagle3_chart_item": eagle3_chart_item,
                 "eagle3_position_items": eagle3_position_items, "eagle3_spread_item": eagle3_spread_item}

@@ -1,0 +1,275 @@
+"""Every `vllm bench serve` result file is validated before a gate reads it (issue 35).
+
+One module for every check of a result file; docs/results.md, "What the validator checks", lists them with where each
+rule comes from:
+- the shape (plugins/module_utils/result_schema.yml, copied from vLLM 0.24.0 and 0.29.0 `vllm/benchmarks/serve.py`),
+  through the project's shared validator (plugins/module_utils/schema.py: strict types, whole-value patterns): the
+  type of every key the project reads, counts at least 0, the acceptance rate 0..100, the per-position rates 0..1,
+  the acceptance length at least 1, the spec_decode_* keys together;
+- numbers are finite (Python's json reads NaN and Infinity, which serve.py's json.dump can write);
+- the file's own counters: completed and failed at most num_prompts; the acceptance rate is 100 x accepted / draft
+  tokens, the length 1 + accepted / drafts and 1 + the sum of the per-position rates, as serve.py computes them;
+- the file's own run id, host and profile are the run's own record: run.json's run_id, the host's manifest.json
+  (run_id, host, parameters.profiles), the file's name (vllm_bench writes <profile>.json), never the directory name;
+- the workload keys are equal across the profiles compared: each profile with its host's baseline, each host's
+  baseline with the first host's.
+
+`check_run(run, baseline, hosts)` returns the run (as the eagle3_run lookup reads it) with every result file that fails
+moved from its host's `results` to its `bad_files`, the reasons joined, so the report names it and its host fails.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
+
+SCHEMA = Path(__file__).with_name("result_schema.yml")
+
+# What one bench run was asked to do; every profile compared must have run the same on each key present in either
+# result (`--metadata` adds dataset/input_len/output_len/temperature/seed).
+WORKLOAD_KEYS = ("dataset", "input_len", "output_len", "num_prompts", "max_concurrency", "request_rate",
+                 "burstiness", "temperature", "seed", "tokenizer_id", "model_id", "total_input_tokens")
+
+# Rounding: serve.py computes the rates from the same integers in float64 and json keeps a float exactly, so a true
+# file agrees to the last bits; 1e-9 relative leaves room for a writer that rounds to 9 significant digits, nothing more.
+REL_TOL = 1e-9
+ABS_TOL = 1e-9
+
+WHY_REQUIRED = {"run_id": "vllm_bench passes it as --metadata", "host": "vllm_bench passes it as --metadata",
+                "profile": "vllm_bench passes it as --metadata"}
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    return yaml.safe_load(SCHEMA.read_text())
+
+
+@lru_cache(maxsize=1)
+def _shape() -> dict[str, Any]:
+    """The schema as the shared validator reads it: presence (required, dependentRequired) is said here, by key."""
+    return {k: v for k, v in schema().items() if k not in ("required", "dependentRequired")}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def non_finite(value: Any, parts: list[Any] | None = None) -> Iterator[tuple[str, Any]]:
+    """(path, value) of every NaN or infinite number in a JSON value."""
+    parts = parts or [""]
+    if isinstance(value, float) and not math.isfinite(value):
+        yield _schema.path_name(parts), value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from non_finite(item, [*parts, key])
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from non_finite(item, [*parts, index])
+
+
+def _num(value: float) -> str:
+    return f"{value:.12g}"
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
+
+def counter_problems(data: Mapping[str, Any]) -> list[str]:
+    """The file against its own counters (only where the keys involved are finite numbers)."""
+    def num(key: str) -> float | None:
+        value = data.get(key)
+        return value if _is_number(value) and math.isfinite(value) else None
+
+    out = []
+    prompts = num("num_prompts")
+    for key in ("completed", "failed"):
+        value = num(key)
+        if prompts is not None and value is not None and value > prompts:
+            out.append(f"{key} {_num(value)} is more than num_prompts {_num(prompts)} (a run cannot finish more "
+                       "requests than it sent)")
+    rate, length = num("spec_decode_acceptance_rate"), num("spec_decode_acceptance_length")
+    drafts, drafted, accepted = (num("spec_decode_num_drafts"), num("spec_decode_draft_tokens"),
+                                 num("spec_decode_accepted_tokens"))
+    if rate is not None and accepted is not None and drafted:
+        want = accepted / drafted * 100
+        if not _close(rate, want):
+            out.append(f"spec_decode_acceptance_rate {_num(rate)} disagrees with the file's own counters: "
+                       f"100 x spec_decode_accepted_tokens / spec_decode_draft_tokens = 100 x {_num(accepted)} / "
+                       f"{_num(drafted)} = {_num(want)}")
+    if accepted is not None and drafted is not None and accepted > drafted:
+        out.append(f"spec_decode_accepted_tokens {_num(accepted)} is more than spec_decode_draft_tokens {_num(drafted)}")
+    if length is not None and accepted is not None and drafts:
+        want = 1 + accepted / drafts
+        if not _close(length, want):
+            out.append(f"spec_decode_acceptance_length {_num(length)} disagrees with the file's own counters: "
+                       f"1 + spec_decode_accepted_tokens / spec_decode_num_drafts = 1 + {_num(accepted)} / "
+                       f"{_num(drafts)} = {_num(want)}")
+    rates = data.get("spec_decode_per_position_acceptance_rates")
+    if (length is not None and isinstance(rates, list) and rates
+            and all(_is_number(r) and math.isfinite(r) for r in rates)):
+        want = 1 + sum(rates)
+        if not _close(length, want):
+            out.append(f"spec_decode_acceptance_length {_num(length)} disagrees with "
+                       f"spec_decode_per_position_acceptance_rates: 1 + their sum = {_num(want)}")
+    return out
+
+
+def file_problems(data: Any) -> list[str]:
+    """Every problem of one result file on its own: presence, shape and types, finite numbers, its own counters."""
+    if not isinstance(data, Mapping):
+        return [f"a JSON {type(data).__name__}, not an object"]
+    out, skip = [], set()
+    for path, value in non_finite(data):
+        shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        out.append(f"{path} must be a finite number (got {shown}; strict JSON has no NaN or Infinity)")
+        skip.add(path)
+    for key in schema()["required"]:
+        if key not in data:
+            out.append(f"{key} is missing ({WHY_REQUIRED.get(key, 'vllm bench serve writes it in every result')})")
+    present = [k for k in schema()["dependentRequired"] if k in data]
+    if present:
+        out += [f"{other} is missing (the spec_decode_* keys are written together; {present[0]} is there)"
+                for other in schema()["dependentRequired"][present[0]] if other not in data]
+    for line in _schema.problems(_schema.plain(data), _shape(), ""):
+        if not any(line.startswith(f"{p} ") or line.startswith(f"{p}[") for p in skip):
+            out.append(line)
+    return out + counter_problems(data)
+
+
+def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, Any]) -> list[str]:
+    """The file's own run id, host and profile against the run's own record.
+
+    `record`: {"run_id": [(source, value), ...], "host": (source, value) or None, "profiles": [names] or None,
+    "host_dir": the directory name, only to say why a host cannot be checked}.
+    """
+    out = []
+    run_id = data.get("run_id")
+    if isinstance(run_id, str):
+        if not record.get("run_id"):
+            out.append(f"run_id {run_id!r} cannot be checked: the run has no run.json run_id and "
+                       f"{record.get('host_dir')} no usable manifest.json")
+        for source, value in record.get("run_id") or []:
+            if run_id != value:
+                out.append(f"run_id {run_id!r} is not this run's ({source} says {value!r})")
+    host = data.get("host")
+    if isinstance(host, str):
+        if not record.get("host"):
+            out.append(f"host {host!r} cannot be checked: {record.get('host_dir')} has no usable manifest.json")
+        else:
+            source, value = record["host"]
+            if host != value:
+                out.append(f"host {host!r} is not this host's ({source} says {value!r})")
+    own = data.get("profile")
+    if isinstance(own, str):
+        if own != profile:
+            out.append(f"profile {own!r} is not the file's ({profile}.json: vllm_bench writes each profile's result "
+                       "as <profile>.json)")
+        elif record.get("profiles") is not None and own not in record["profiles"]:
+            out.append(f"profile {own!r} is not one of the host's profiles (manifest.json parameters.profiles: "
+                       f"{', '.join(record['profiles']) or 'none'})")
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Workload values from JSON or --metadata strings: 512 == "512", 0 == "0.0", None only None."""
+    if a is None or b is None:
+        return a is None and b is None
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+
+
+def workload_diff(want: Mapping[str, Any], got: Mapping[str, Any], keys: Iterable[str] | None = None) -> list[str]:
+    """Keys on which two workloads differ, as "key got vs want" texts (a key absent from both is skipped)."""
+    diffs = []
+    for key in keys if keys is not None else sorted(set(want) | set(got)):
+        if key not in want and key not in got:
+            continue
+        if key not in got:
+            diffs.append(f"{key} not recorded")
+        elif key not in want:
+            diffs.append(f"{key} {got[key]!r} where the other records none")
+        elif not _same(got[key], want[key]):
+            diffs.append(f"{key} {got[key]!r} vs {want[key]!r}")
+    return diffs
+
+
+def workload_problems(results: Mapping[str, Mapping[str, Mapping[str, Any]]], baseline: str,
+                      hosts: Iterable[str]) -> dict[tuple[str, str], str]:
+    """{(host, profile): why} for every result whose workload differs from the one it is compared with: each profile
+    with its host's baseline, each host's baseline with the first host's (in `hosts` order) that has one."""
+    out: dict[tuple[str, str], str] = {}
+    first = None
+    for host in hosts:
+        own = results.get(host) or {}
+        base = own.get(baseline)
+        if base is None:
+            continue
+        if first is None:
+            first = host
+        else:
+            diff = workload_diff(results[first][baseline], base, WORKLOAD_KEYS)
+            if diff:
+                out[(host, baseline)] = f"workload differs from {first}'s {baseline}: " + "; ".join(diff)
+        for profile, data in own.items():
+            if profile != baseline:
+                diff = workload_diff(base, data, WORKLOAD_KEYS)
+                if diff:
+                    out[(host, profile)] = f"workload differs from {baseline}'s: " + "; ".join(diff)
+    return out
+
+
+def run_record(run: Mapping[str, Any], host: str) -> dict[str, Any]:
+    """The run's own record of one host: run.json's run_id, the host's manifest (run_id, host, profiles)."""
+    ids: list[tuple[str, str]] = []
+    data = (run.get("run_json") or {}).get("data")
+    if isinstance(data, Mapping) and isinstance(data.get("run_id"), str):
+        ids.append(("run.json", data["run_id"]))
+    manifest = ((run.get("hosts") or {}).get(host) or {}).get("manifest")
+    record: dict[str, Any] = {"run_id": ids, "host": None, "profiles": None, "host_dir": host}
+    if isinstance(manifest, Mapping):
+        if isinstance(manifest.get("run_id"), str):
+            ids.append((f"{host}/manifest.json", manifest["run_id"]))
+        if isinstance(manifest.get("host"), str):
+            record["host"] = (f"{host}/manifest.json", manifest["host"])
+        profiles = (manifest.get("parameters") or {}).get("profiles") if isinstance(manifest.get("parameters"), Mapping) else None
+        if isinstance(profiles, list):
+            record["profiles"] = [p.get("name") for p in profiles if isinstance(p, Mapping)]
+    return record
+
+
+def check_run(run: Mapping[str, Any], baseline: str = "baseline", hosts: Iterable[str] | None = None) -> dict[str, Any]:
+    """The run with every result file that fails a check moved to its host's bad_files (see the module's doc)."""
+    loaded = run.get("hosts") or {}
+    order = [h for h in (hosts or []) if h in loaded] + sorted(h for h in loaded if h not in (hosts or []))
+    problems: dict[tuple[str, str], list[str]] = {}
+    for host in order:
+        record = run_record(run, host)
+        for profile, data in (loaded[host].get("results") or {}).items():
+            found = file_problems(data)
+            if isinstance(data, Mapping):
+                found += record_problems(data, profile, record)
+            if found:
+                problems[(host, profile)] = found
+    valid = {h: {p: d for p, d in (loaded[h].get("results") or {}).items() if (h, p) not in problems}
+             for h in order}
+    for key, why in workload_problems(valid, baseline, [h for h in order if h in (hosts or order)]).items():
+        problems.setdefault(key, []).append(why)
+    out = dict(run, hosts={})
+    for host, entry in loaded.items():
+        entry = dict(entry)
+        bad = sorted(p for (h, p) in problems if h == host)
+        if bad:
+            entry["results"] = {p: d for p, d in entry["results"].items() if p not in bad}
+            entry["bad_files"] = list(entry.get("bad_files") or []) + [
+                {"file": f"{host}/{p}.json", "reason": "; ".join(problems[(host, p)])} for p in bad]
+        out["hosts"][host] = entry
+    return out
