@@ -54,6 +54,11 @@ def role_inputs() -> list[str]:
     return sorted(name for name in schema()["properties"] if not name.startswith("eagle3_"))
 
 
+def fleet_wide() -> set[str]:
+    """Settings built from every host's variables (x-fleet): checked once, on the controller."""
+    return {name for name, node in schema()["properties"].items() if node.get("x-fleet")}
+
+
 def facts() -> list[str]:
     return list(schema()["x-facts"])
 
