@@ -346,3 +346,47 @@ def test_two_podman_hosts_on_one_port_are_refused(place, tmp_path):
     assert_refused(rc, out, ["eagle3_port must differ between the podman hosts", "'badinput-rehearsal-2': 8191"])
     assert subprocess.run(["podman", "container", "exists", "badinput-rehearsal-2"]).returncode != 0
     assert no_container()
+
+
+def _every_setting_wrong(how: str) -> dict:
+    """A wrong value for every setting of the schema at once: of a type it does not take ("type"), or of its type
+    but wrong inside ("inside": a newline in a string, past the maximum of a number, an unknown key of a closed
+    mapping, a list holding a newline)."""
+    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+
+    def kinds(node):
+        node = S._resolve(node)
+        found = {"enum"} if "enum" in node else set()
+        found |= set(node["type"] if isinstance(node.get("type"), list) else [node.get("type")]) - {None}
+        for alternative in node.get("anyOf", []):
+            found |= kinds(alternative)
+        return found | ({"string"} if "const" in node else set())
+
+    out = {}
+    for name, node in S.schema()["properties"].items():
+        found, node = kinds(node), S._resolve(node)
+        if how == "type":
+            out[name] = "not-a-mapping" if "object" in found else ({"not": "a list"} if "array" in found else {"not": 1})
+        elif "object" in found:
+            out[name] = {"no_such_key": 1} if node.get("additionalProperties") is False else {"NAME": "two\nlines"}
+        elif "array" in found:
+            out[name] = [""] if node.get("x-multiline") else ["two\nlines"]  # a prompt may hold newlines, not be empty
+        elif "integer" in found or "number" in found:
+            out[name] = node.get("maximum", 10 ** 9) + 1 if "maximum" in node else -(10 ** 9)
+        elif "boolean" in found:
+            out[name] = "maybe"
+        else:
+            out[name] = "two\nlines"
+    return out
+
+
+@pytest.mark.parametrize("how", ["type", "inside"])
+def test_every_setting_wrong_at_once_is_refused_naming_each_and_nothing_crashes(place, how):
+    # One run of the real site.yml per class: each of the schema's settings (every eagle3_* setting and every role
+    # input an operator sets) gets a wrong value of that class, and the refusal must name each one: no traceback, no
+    # template error, no setting left out because another one failed first.
+    wrong = _every_setting_wrong(how)
+    rc, out = run_bad(place, wrong)
+    assert_refused(rc, out, [])
+    assert "Traceback" not in out and "Finalization of task args" not in out and "Unexpected failure" not in out
+    assert [name for name in wrong if name not in out] == []
