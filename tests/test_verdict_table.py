@@ -330,17 +330,27 @@ def test_verdict_message_and_no_stale_verdict(judged, case_id, ok, message):
     assert {line.rsplit(",", 1)[-1] for line in (run / "report.csv").read_text().splitlines()[1:]} <= {"OK" if ok else "FAILED"}
 
 
-def test_a_report_that_crashes_leaves_no_stale_ok(tmp_path):
-    """A template that cannot render: verdict.json says "report failed", not the earlier OK."""
+def test_a_report_that_crashes_leaves_no_stale_ok(judged, tmp_path):
+    """A template that cannot render, over the whole OK report of an earlier attempt (the five files the role wrote
+    for the agree case): every file of the run says "report failed" with the reason, report.csv is removed, and no
+    file says OK (before issue 35 only verdict.json was rewritten; report.html and report.md kept saying OK)."""
+    from test_result_checks import says_ok
     results = tmp_path / "results"
     host(results / "agree", "agree")
-    (results / "agree" / "verdict.json").write_text(json.dumps(STALE))
+    for name in ("verdict.json", "summary.json", "report.md", "report.html", "report.csv"):
+        shutil.copy(judged["agree"]["run"] / name, results / "agree" / name)
+    assert len(says_ok(results / "agree")) == 5  # the stale report says OK in every file
     templates = tmp_path / "templates"
     shutil.copytree(ROOT / "templates", templates)
     (templates / "report.html.j2").write_text("{{ __no_such_variable.at_all }}\n")
     proc = report(results, [{"run_id": "agree", "hosts": [H], "templates_dir": str(templates)}])
     assert proc.returncode != 0
-    written = json.loads((results / "agree" / "verdict.json").read_text())
+    run = results / "agree"
+    written = strict_json((run / "verdict.json").read_text())
     assert (written["ok"], written["status"], written["run_id"]) == (False, "report failed", "agree")
+    assert written["error"].startswith(f"the report could not be made from {run} at \"Write report.md")
     assert "report.html" in written["error"] or "__no_such_variable" in written["error"]
     assert 'verdict.json says "report failed"' in " ".join(proc.stdout.split())
+    assert says_ok(run) == [] and not (run / "report.csv").exists()
+    assert strict_json((run / "summary.json").read_text()) == written
+    assert "**Verdict: FAILED** (report failed)" in (run / "report.md").read_text()
