@@ -13,17 +13,17 @@ MAIN = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())
 @pytest.mark.parametrize(("accelerator", "enforced"), [("neuron", False), ("cpu", True)])
 def test_reference_gate_is_informational_on_trn2(accelerator, enforced):
     # Rendered as Ansible renders a lone expression (native types): a real boolean.
-    template = MAIN["eagle3_gates"]["reference"]["enforce"]
+    template = MAIN["eagle3_gates_defaults"]["reference"]["enforce"]
     assert NativeEnvironment().from_string(template).render(eagle3_accelerator=accelerator) is enforced
     # The other gates keep their settings from the one place they are defined (eagle3_gate_settings).
-    assert list(MAIN["eagle3_gates"]) == ["parity", "reference"]
+    assert list(MAIN["eagle3_gates_defaults"]) == ["parity", "reference"]
 
 
 @pytest.mark.parametrize(("accelerator", "rate"), [("neuron", 61), ("cpu", 100)])
 def test_parity_follows_vllms_rule_on_trn2(accelerator, rate):
     # vLLM's test_eagle_correctness: more than 60 % of its 100 prompts identical, i.e. at least 61 (a floor); CPU exact.
-    assert list(MAIN["eagle3_gates"]["parity"]) == ["min_match_rate"]
-    template = MAIN["eagle3_gates"]["parity"]["min_match_rate"]
+    assert list(MAIN["eagle3_gates_defaults"]["parity"]) == ["min_match_rate"]
+    template = MAIN["eagle3_gates_defaults"]["parity"]["min_match_rate"]
     assert NativeEnvironment().from_string(template).render(eagle3_accelerator=accelerator) == rate
 
 

@@ -194,7 +194,8 @@ def test_the_command_line_names_given_as_text():
 # accepts (a role run alone with its defaults would otherwise do what the preflight refuses).
 SPEC_KINDS = {"int": {"integer"}, "float": {"number", "integer"}, "bool": {"boolean"}, "str": {"string"},
               "path": {"string"}, "list": {"array"}, "dict": {"object"}}
-MAPPED = re.compile(r"^([a-z][a-z0-9_]*): \"\{\{ (eagle3_[a-z0-9_]+)(?: \| (?:int|bool|float))? \}\}\"$", re.M)
+MAPPED = re.compile(r"^([a-z][a-z0-9_]*): \"\{\{ (?:eagle3_[a-z0-9_]+_defaults \| eagle3\.trn2\.eagle3_merged\()?"
+                    r"(eagle3_[a-z0-9_]+)\)?(?: \| (?:int|bool|float))? \}\}\"$", re.M)
 
 
 @lru_cache(maxsize=1)

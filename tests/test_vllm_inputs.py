@@ -59,7 +59,8 @@ def test_vllm_version_of(pins, version):
     assert vllm_version_of(pins) == version
 
 
-@pytest.mark.parametrize("options", [PROJECT["eagle3_server_options"], REHEARSAL["eagle3_server_options"]])
+@pytest.mark.parametrize("options", [PROJECT["eagle3_server_options_defaults"], {**PROJECT["eagle3_server_options_defaults"],
+                                                                              **REHEARSAL["eagle3_server_options"]}])
 @pytest.mark.parametrize("version", ["0.24.0", "0.29.0"])
 def test_the_project_options_are_accepted(options, version):
     assert vllm_option_problems(options, KNOWN[version], RESERVED) == []

@@ -148,8 +148,9 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     if not (isinstance(rates, Mapping) and accelerator in rates and all(isinstance(v, int) for v in
                                                                      (prompts, tokens, concurrency))):
         return None
-    options = values.get("eagle3_server_options")
-    seqs = options.get("max-num-seqs") if isinstance(options, Mapping) else None
+    options = {**(values.get("eagle3_server_options_defaults") or {}), **(values.get("eagle3_server_options") or {})} \
+        if isinstance(values.get("eagle3_server_options") or {}, Mapping) else {}
+    seqs = options.get("max-num-seqs")
     streams = min(concurrency, seqs) if isinstance(seqs, int) and seqs > 0 else concurrency
     profiles = 1 + (len(ks) if isinstance(ks, list) else 1)
     rate = float(rates[accelerator]) * streams
