@@ -299,3 +299,27 @@ def test_the_tutorials_benchmark_is_well_within_the_bound():
     hours, _ = S.bench_hours({**BENCH, "eagle3_bench_num_prompts": 50, "eagle3_bench_output_len": 128,
                               "eagle3_bench_max_concurrency": 2, "eagle3_num_speculative_tokens": [2, 3, 4]})
     assert hours * 3600 == pytest.approx(4 * 50 * 128 / 184)  # 139 s for the sweep of k 2, 3, 4 on trn2
+
+
+def _tagged(value):
+    """The value as Ansible 2.19 hands it over from a YAML file: every str, int, float, list and dict tagged with its
+    origin (_AnsibleTaggedStr, _AnsibleTaggedInt, ...; a bool cannot be tagged, as in Ansible)."""
+    from ansible._internal._datatag._tags import Origin
+
+    origin = Origin(path="/inventory/group_vars/eagle3.yml", line_num=1)
+    if isinstance(value, dict):
+        return origin.tag({_tagged(k): _tagged(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return origin.tag([_tagged(v) for v in value])
+    return value if isinstance(value, bool) or value is None else origin.tag(value)
+
+
+@pytest.mark.parametrize("name", sorted(S.schema()["properties"]))
+def test_tagged_values_get_the_verdict_of_their_plain_selves(name):
+    values = [5, "x", True, [], {}, ["a\nb"], {"k": "v"}, -1, 10 ** 9, 0.5]
+    defaults = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())
+    if name in defaults and "{{" not in str(defaults[name]):
+        values.append(defaults[name])
+    assert type(_tagged("x")).__name__ == "_AnsibleTaggedStr" and type(_tagged({})).__name__ == "_AnsibleTaggedDict"
+    for value in values:
+        assert S.settings_problems({name: _tagged(value)}) == S.settings_problems({name: value}), (name, value)
