@@ -26,8 +26,8 @@ DOCUMENTATION = r"""
     - C(eagle3_report) compares, checks parity, aggregates and gates one run, given its data
       (C(query('eagle3.trn2.eagle3_run', run_dir) | first)).
     - C(eagle3_chart_item), C(eagle3_position_items) and C(eagle3_spread_item) shape rows for the report's charts.
-    - C(eagle3_json) writes strict JSON (no NaN or Infinity: null, with the reason under C(nulls)); C(eagle3_md) and
-      C(eagle3_csv) escape a string for report.md and report.csv (report.html uses Jinja's C(e)).
+    - "C(eagle3_json) writes strict JSON (no NaN or Infinity, null with the reason under C(nulls)); C(eagle3_md) and
+      C(eagle3_csv) escape a string for report.md and report.csv (report.html uses Jinja's C(e))."
 """
 
 
