@@ -37,7 +37,7 @@ WORKLOAD_KEYS = ("dataset", "input_len", "output_len", "num_prompts", "max_concu
                  "burstiness", "temperature", "seed", "tokenizer_id", "model_id", "total_input_tokens")
 
 # Rounding: serve.py computes the rates from the same integers in float64 and json keeps a float exactly, so a true
-# file agrees to the last bits; 1e-9 relative leaves room for a writer that rounds to 9 significant digits, nothing more.
+# file agrees to the last bits; 1e-9 relative leaves room for a writer rounding to 9 significant digits, no more.
 REL_TOL = 1e-9
 ABS_TOL = 1e-9
 
@@ -104,7 +104,8 @@ def counter_problems(data: Mapping[str, Any]) -> list[str]:
                        f"100 x spec_decode_accepted_tokens / spec_decode_draft_tokens = 100 x {_num(accepted)} / "
                        f"{_num(drafted)} = {_num(want)}")
     if accepted is not None and drafted is not None and accepted > drafted:
-        out.append(f"spec_decode_accepted_tokens {_num(accepted)} is more than spec_decode_draft_tokens {_num(drafted)}")
+        out.append(f"spec_decode_accepted_tokens {_num(accepted)} is more than spec_decode_draft_tokens "
+                   f"{_num(drafted)}")
     if length is not None and accepted is not None and drafts:
         want = 1 + accepted / drafts
         if not _close(length, want):
@@ -240,16 +241,20 @@ def run_record(run: Mapping[str, Any], host: str) -> dict[str, Any]:
             ids.append((f"{host}/manifest.json", manifest["run_id"]))
         if isinstance(manifest.get("host"), str):
             record["host"] = (f"{host}/manifest.json", manifest["host"])
-        profiles = (manifest.get("parameters") or {}).get("profiles") if isinstance(manifest.get("parameters"), Mapping) else None
+        parameters = manifest.get("parameters")
+        profiles = parameters.get("profiles") if isinstance(parameters, Mapping) else None
         if isinstance(profiles, list):
             record["profiles"] = [p.get("name") for p in profiles if isinstance(p, Mapping)]
     return record
 
 
-def check_run(run: Mapping[str, Any], baseline: str = "baseline", hosts: Iterable[str] | None = None) -> dict[str, Any]:
-    """The run with every result file that fails a check moved to its host's bad_files (see the module's doc)."""
+def check_run(run: Mapping[str, Any], baseline: str = "baseline",
+              hosts: Iterable[str] | None = None) -> dict[str, Any]:
+    """The run with every result file that fails a check moved to its host's bad_files (see the module's doc).
+    `hosts`: the expected hosts, in the order the workload is compared (the first one's baseline is the fleet's)."""
     loaded = run.get("hosts") or {}
-    order = [h for h in (hosts or []) if h in loaded] + sorted(h for h in loaded if h not in (hosts or []))
+    expected = [h for h in (hosts or []) if h in loaded]
+    order = expected + sorted(h for h in loaded if h not in expected)
     problems: dict[tuple[str, str], list[str]] = {}
     for host in order:
         record = run_record(run, host)
@@ -261,7 +266,7 @@ def check_run(run: Mapping[str, Any], baseline: str = "baseline", hosts: Iterabl
                 problems[(host, profile)] = found
     valid = {h: {p: d for p, d in (loaded[h].get("results") or {}).items() if (h, p) not in problems}
              for h in order}
-    for key, why in workload_problems(valid, baseline, [h for h in order if h in (hosts or order)]).items():
+    for key, why in workload_problems(valid, baseline, expected if hosts else order).items():
         problems.setdefault(key, []).append(why)
     out = dict(run, hosts={})
     for host, entry in loaded.items():
