@@ -164,6 +164,9 @@ def test_model_output_is_shown_as_text_and_never_runs(tmp_path):
     html = (run / "report.html").read_text()
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;document.title = &#39;PWNED&#39;" in html  # shown, as text
+    md = (run / "report.md").read_text()  # and report.md (issue 35: it carried the raw <script>)
+    assert "<script" not in md and "<img" not in md
+    assert "&lt;script&gt;document.title = 'PWNED'" in md  # shown, as Markdown text
     verdict = json.loads((run / "verdict.json").read_text())
     # eagle3's verdict and its one differing prompt (its counting prompt, now the <img>, was not sent either)
     assert verdict["ok"] is False and [g["gate"] for g in verdict["failing"]] == ["parity", "parity"]
