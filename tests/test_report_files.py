@@ -54,10 +54,18 @@ PLAYBOOK = """---
       eagle3.trn2.report_files: {dir: results/r1, files: {}, verdict: "{{ new }}"}
       register: relative
       ignore_errors: true
+    - name: The report's failure over a stale OK report whose report.html is a directory
+      eagle3.trn2.report_files: {dir: "{{ base }}/failed", failure: "the report could not be made from h/e.json: <b>x</b>", run_id: r1}
+      register: failed
+      ignore_errors: true
+    - name: The same failure again
+      eagle3.trn2.report_files: {dir: "{{ base }}/failed", failure: "the report could not be made from h/e.json: <b>x</b>", run_id: r1}
+      register: failed_again
+      ignore_errors: true
     - name: Keep what each task returned
       ansible.builtin.copy:
         content: "{{ {'first': first, 'second': second, 'checked': checked, 'broken': broken, 'moded': moded,
-                      'named': named, 'relative': relative} | to_json }}"
+                      'named': named, 'relative': relative, 'failed': failed, 'failed_again': failed_again} | to_json }}"
         dest: "{{ base }}/returned.json"
         mode: "0644"
 """
@@ -75,6 +83,11 @@ def played(tmp_path_factory) -> tuple[Path, dict]:
     (base / "mode" / "report.md").write_text("# same\n")
     (base / "mode" / "report.md").chmod(0o600)
     (base / "mode" / "verdict.json").write_text(NEW)
+    (base / "failed").mkdir()
+    for name, text in (("verdict.json", STALE), ("summary.json", STALE), ("report.md", "**Verdict: OK**\n"),
+                       ("report.csv", "host,run_verdict\nh,OK\n")):
+        (base / "failed" / name).write_text(text)
+    (base / "failed" / "report.html").mkdir()
     book = base / "play.yml"
     book.write_text(PLAYBOOK)
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
@@ -122,3 +135,26 @@ def test_bad_arguments_are_refused_by_name(played):
     _, returned = played
     assert returned["named"]["failed"] and "verdict.json" in returned["named"]["msg"]
     assert returned["relative"]["failed"] and "dir must be an absolute path" in returned["relative"]["msg"]
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"{constant} is not strict JSON")
+
+
+def test_the_reports_failure_replaces_every_file_and_names_what_it_cannot(played):
+    """Issue 35: the failure mode (the role's rescue) over a stale OK report: verdict.json and summary.json say "report
+    failed" with the reason (strict JSON), report.md says FAILED with the reason escaped, report.csv is removed; a
+    report.html that is a directory can be neither replaced nor removed, and the task's failure names it."""
+    base, returned = played
+    run = base / "failed"
+    error = "the report could not be made from h/e.json: <b>x</b>"
+    record = {"ok": False, "status": "report failed", "run_id": "r1", "error": error}
+    for name in ("verdict.json", "summary.json"):
+        assert json.loads((run / name).read_text(), parse_constant=_refuse) == record
+    assert (run / "report.md").read_text().count("**Verdict: FAILED** (report failed)") == 1
+    assert "the report could not be made from h/e.json: &lt;b&gt;x&lt;/b&gt;" in (run / "report.md").read_text()
+    assert not (run / "report.csv").exists()
+    assert returned["failed"]["failed"] and "report.html" in returned["failed"]["msg"]
+    assert "could be neither replaced by the report's failure nor removed" in returned["failed"]["msg"]
+    assert returned["failed_again"]["written"] == ["report.html"]  # only what is still wrong
+    assert not [p for p in run.iterdir() if p.name.startswith(".")]

@@ -127,6 +127,6 @@ class ActionModule(ActionBase):
             except OSError as exc:
                 stuck.append(f"{name} ({exc.strerror})")
         if stuck:
-            raise AnsibleActionFail(f"report_files: {', '.join(stuck)} in {directory} could be neither replaced by "
-                                    f"the report's failure nor removed: it may still show an earlier report")
+            result.update(failed=True, msg=f"report_files: {', '.join(stuck)} in {directory} could be neither replaced "
+                                           "by the report's failure nor removed: it may still show an earlier report")
         return result
