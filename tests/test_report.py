@@ -198,7 +198,8 @@ def test_gate_settings_are_the_defaults_with_per_gate_overrides():
     assert settings == {"parity": {"enforce": True, "min_match_rate": 100.0,
                                    "exact_prompts": ["Count from 1 to 10, separated by commas."]},
                         "acceptance": {"enforce": True, "min_rate": 30.0},
-                        "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": False, "tolerance": 0.10}}
+                        "speedup": {"enforce": True, "min": 1.0}, "reference": {"enforce": False, "tolerance": 0.10},
+                        "acceptance_band": {"enforce": True}}
     # The role's default (no overrides) enforces every gate, the reference too.
     assert all(gate["enforce"] for gate in eagle3_gate_settings({}).values())
 

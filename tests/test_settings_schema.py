@@ -102,7 +102,7 @@ def test_a_control_character_in_any_string_setting_is_refused_naming_it(name, he
         assert all(head + control + tail not in line for line in found if head or tail)
 
 
-CLOSED = [("eagle3_gates",), ("eagle3_gates", "acceptance"), ("eagle3_gates", "parity"), ("eagle3_bench_environment",),
+CLOSED = [("eagle3_gates",), ("eagle3_gates", "acceptance"), ("eagle3_gates", "parity"), ("eagle3_gates", "acceptance_band"), ("eagle3_bench_environment",),
           ("bench_report_instance_price",)]
 
 

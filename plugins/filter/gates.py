@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import BASELINE, SPEC_KEYS, eagle3_parity_rule
+from ansible_collections.eagle3.trn2.plugins.module_utils.bands import acceptance_band_gate
 from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import COUNTING_PROMPT
 from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import WORKLOAD_KEYS, workload_diff
 
@@ -32,6 +33,9 @@ DEFAULT_GATES: dict[str, dict[str, Any]] = {
     "acceptance": {"enforce": True, "min_rate": 30.0},
     "speedup": {"enforce": True, "min": 1.0},
     "reference": {"enforce": True, "tolerance": 0.10},
+    # plugins/module_utils/bands.py: enforced where a band exists for the run's exact key, informational where only a
+    # near one does, skipped (and passing) where there is none
+    "acceptance_band": {"enforce": True},
 }
 
 ACCEPTANCE_ADVICE = ("the tutorial's advice: with an acceptance rate below roughly 30 %, stop tuning "
@@ -117,7 +121,8 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
                  reference: dict[str, Any] | None = None,
                  parity: dict[str, dict[str, Any]] | None = None,
                  baseline: str = BASELINE, results: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 manifests: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                 manifests: dict[str, dict[str, Any]] | None = None, key: dict[str, Any] | None = None,
+                 bands: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One verdict per (gate, host, profile). Gates:
 
     evidence    always enforced: every request completed, same workload as the baseline, a baseline
@@ -130,6 +135,10 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
     reference   output_throughput at least reference * (1 - tolerance) and median_tpot_ms at most
                 reference * (1 + tolerance), per profile named in the reference; only when the
                 reference's workload is the run's, else skipped with the difference named
+    acceptance_band  the acceptance length and every per-position rate within the band of the run's `key` (+ the
+                profile's k) from `bands` (plugins/module_utils/bands.py): enforced for an exact key, informational
+                for a near one, skipped and passing where there is none
+    The reference is compared only when it was measured with the run's models (its `key`, against `key`).
     A gate with enforce false is informational: reported, never failing the run. An enforced gate
     without its evidence (skipped) fails.
     """
@@ -179,9 +188,27 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
                 shown, limit, ok = eagle3_shown(speedup, minimum, True, 2)
                 add("speedup", host, name, ok, speedup, minimum,
                     f"{name}: speedup {shown}x {'meets' if ok else 'is below'} the floor of at least {limit}x")
-        _reference_gates(add, host, rows, conf["reference"], reference, (results or {}).get(host, {}),
+            result = (results or {}).get(host, {}).get(name, {})
+            positions = result.get("spec_decode_per_position_acceptance_rates")
+            if key and isinstance(positions, list) and positions:
+                band = acceptance_band_gate(bands or [], dict(key, k=len(positions)),
+                                            result.get("spec_decode_acceptance_length"), positions)
+                add("acceptance_band", host, name, band["ok"], result.get("spec_decode_acceptance_length"),
+                    band["position"], f"{name}: {band['message']}", skipped=band["skipped"],
+                    informational=not band["enforced"])
+        _reference_gates(add, host, rows, conf["reference"], _keyed(reference, key), (results or {}).get(host, {}),
                          (manifests or {}).get(host))
     return out
+
+
+def _keyed(reference: dict[str, Any] | None, key: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The reference when it was measured with the run's models (its key's target and draft), else a reference that
+    names the difference (judged as a workload difference: skipped, naming it)."""
+    theirs = (reference or {}).get("key")
+    if not reference or not key or not isinstance(theirs, dict):
+        return reference
+    differ = [f"{f} {theirs.get(f)} (this run: {key.get(f)})" for f in ("target", "draft") if theirs.get(f) != key.get(f)]
+    return dict(reference, models_differ=differ) if differ else reference
 
 
 def _reference_gates(add: Any, host: str, rows: list[dict[str, Any]], conf: dict[str, Any],
@@ -194,6 +221,11 @@ def _reference_gates(add: Any, host: str, rows: list[dict[str, Any]], conf: dict
             add("reference", host, None, False, None, None,
                 "no reference results set (bench_report_reference is empty) for the enforced reference gate",
                 skipped=True)
+        return
+    if reference.get("models_differ"):
+        add("reference", host, None, False, None, None,
+            f"skipped: the reference ({name}) was measured with other models: " + "; ".join(reference["models_differ"]),
+            skipped=True)
         return
     matched = [r for r in rows if r["profile"] in reference["profiles"]]
     if not matched:

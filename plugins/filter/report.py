@@ -104,7 +104,8 @@ def _price(price: dict[str, Any] | None) -> dict[str, Any]:
 def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: dict[str, Any] | None = None,
                   reference: dict[str, Any] | None = None, baseline: str = BASELINE,
                   outlier_tolerance: float = 0.10, run_id: str | None = None,
-                  price: dict[str, Any] | None = None, serve: str = "none") -> dict[str, Any]:
+                  price: dict[str, Any] | None = None, serve: str = "none", band_key: dict[str, Any] | None = None,
+                  bands: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Everything the report needs for one run: per-host comparison, parity, sweep, fleet, gates, verdict,
     and the serving plan (`serve`: none | best | a profile name; see the serving filter).
 
@@ -118,7 +119,7 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
     Anything else that goes wrong raises "the report could not be made from FILE: REASON", FILE being the smallest
     part of the run (a file, the reference) without which the report is made.
     """
-    args = (hosts, gates, reference, baseline, outlier_tolerance, run_id, price, serve)
+    args = (hosts, gates, reference, baseline, outlier_tolerance, run_id, price, serve, band_key, bands)
     try:
         return _report(run, *args)
     except Exception as exc:  # noqa: BLE001 - any crash becomes the report's failure, naming the file
@@ -173,7 +174,8 @@ def _culprit(run: dict[str, Any], args: tuple, run_id: str | None) -> str:
 
 def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] | None,
             reference: dict[str, Any] | None, baseline: str, outlier_tolerance: float, run_id: str | None,
-            price: dict[str, Any] | None, serve: str) -> dict[str, Any]:
+            price: dict[str, Any] | None, serve: str, band_key: dict[str, Any] | None = None,
+            bands: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """eagle3_report's work (see there); raises on what the validator did not catch."""
     expected, source, reasons = _expected_hosts(run["run_json"], hosts)
     # Every result file is validated before any gate, the sweep or the fleet reads it.
@@ -193,7 +195,7 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
               for h in judged}
     gate_results = eagle3_gates({h: rows[h] for h in judged}, gates, reference, parity, baseline,
                                 {h: loaded[h]["results"] for h in judged},
-                                {h: loaded[h]["manifest"] for h in judged})
+                                {h: loaded[h]["manifest"] for h in judged}, band_key, bands)
     verdict = eagle3_verdict(gate_results, failed, reasons)
     failing: dict[str, dict[str, list[str]]] = {}
     for g in verdict["failing"]:

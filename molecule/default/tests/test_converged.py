@@ -222,7 +222,14 @@ def test_report_files_and_verdict():
     verdict = json.loads((RUN_DIR / "verdict.json").read_text())
     assert verdict["ok"] is True, verdict
     checked = {(g["gate"], g["profile"]) for g in json.loads((RUN_DIR / "summary.json").read_text())["gates"]}
-    assert {("acceptance", "eagle3"), ("speedup", "eagle3"), ("parity", "eagle3")} <= checked
+    assert {("acceptance", "eagle3"), ("speedup", "eagle3"), ("parity", "eagle3"), ("acceptance_band", "eagle3")} <= checked
+    # the run's key reached the report from the settings (group_vars/all/roles.yml): the agreeing pair has no band,
+    # and the reference (measured with the agreeing pair) is compared, not skipped for other models
+    gates = json.loads((RUN_DIR / "summary.json").read_text())["gates"]
+    band = [g for g in gates if g["gate"] == "acceptance_band"]
+    assert [g["message"] for g in band] == ["eagle3: skipped: no band for target rehearsal-agreeing, draft "
+                                            "rehearsal-agreeing, dataset sonnet-512-128"], band
+    assert not any("measured with other models" in g["message"] for g in gates if g["gate"] == "reference")
     parity = [g for g in json.loads((RUN_DIR / "summary.json").read_text())["gates"] if g["gate"] == "parity"]
     assert [g["message"] for g in parity] == [
         "eagle3: 3 of 3 prompts identical to the baseline's (rule: every prompt and the smoke test identical)"]
