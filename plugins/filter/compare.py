@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+
 
 DOCUMENTATION = r"""
   name: compare
@@ -44,10 +46,6 @@ def _ratio(new: float | None, old: float | None) -> float | None:
     if new is None or old in (None, 0):
         return None
     return new / old
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _first_ms(data: dict[str, Any], key: str) -> float | None:

@@ -10,11 +10,12 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, _is_number, eagle3_compare, eagle3_fleet,
+from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, eagle3_compare, eagle3_fleet,
                                                                      eagle3_parity_rule, eagle3_sweep)
 from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gate_settings, eagle3_gates, eagle3_verdict
 from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timeline, eagle3_timeline_lines
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import csv_cell, json_text, md
 from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.filter.compare import _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 
 
 DOCUMENTATION = r"""

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.filter.compare import _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 
 
 DOCUMENTATION = r"""
