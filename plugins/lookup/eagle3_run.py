@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ansible.plugins.lookup import LookupBase
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout
 from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 
 
@@ -87,7 +88,6 @@ def _foreign(kind: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-RUN_DIRS = frozenset({"compile-cache"})
 
 
 def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
@@ -98,20 +98,12 @@ def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     object or not what its name says. A result still being fetched (*.json.part) is not read.
     """
     hosts: dict[str, dict[str, Any]] = {}
-    root = Path(run_dir)
-    if not root.is_dir():
-        return hosts
-    # compile-cache/: the run's own compile-cache manifests (vllm_bench compile_cache.yml), not a host's results.
-    for host_dir in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in RUN_DIRS):
+    # compile-cache/: the run's own compile-cache manifests, not a host's results (plugins/module_utils/results_layout.py).
+    for host_dir in layout.host_dirs(run_dir):
         entry: dict[str, Any] = {"results": {}, "completions": {}, "manifest": None, "failure": None, "timeline": None,
                                  "bad_files": []}
         for path in sorted(host_dir.glob("*.json")):
-            if path.name in ("manifest.json", "failure.json", "timeline.json"):
-                kind, key = path.stem, None
-            elif path.name.endswith(".completions.json"):
-                kind, key = "completions", path.name[: -len(".completions.json")]
-            else:
-                kind, key = "result", path.stem
+            kind, key = layout.classify(path.name)
             data, why = _read_json(path)
             why = why or _foreign(kind, data)
             if why:
@@ -128,7 +120,7 @@ def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
 
 def read_run(run_dir: str | Path) -> dict[str, Any]:
     """The run's host directories (load_run) and its run.json (the host list written when the run started)."""
-    path = Path(run_dir) / "run.json"
+    path = Path(run_dir) / layout.RUN_FILE
     data, why = _read_json(path) if path.exists() else (None, None)
     return {"hosts": load_run(run_dir), "run_json": {"exists": path.exists(), "data": data, "why": why}}
 

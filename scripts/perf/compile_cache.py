@@ -33,6 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import perf  # noqa: E402  (same directory: inventory(), machine(), log())
+
+sys.path.insert(0, str(perf.ROOT / "collections"))
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402
 from stragglers import remove_pair, run_book  # noqa: E402
 
 # The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3.yml).
@@ -113,10 +116,11 @@ def main() -> int:
             wall, rc, tail = run_book(perf.ROOT, pair, "playbooks/benchmark.yml", run_id, results, *options,
                                       "-e", json.dumps({"vllm_bench_compile_cache_canary": a}),
                                       "--limit", f"{host},localhost")
-            failed = sorted(str(f) for f in (results / run_id).glob("*/failure.json"))
+            failed = sorted(f for d in layout.host_dirs(layout.run_dir(results, run_id))
+                            if Path(f := layout.path_of(str(results), run_id, "failure", d.name)).exists())
             if rc or failed:
                 sys.exit(f"{label} failed (rc {rc}, {failed or 'no failure.json'}):\n{tail}")
-            timeline = json.loads((results / run_id / host / "timeline.json").read_text())["profiles"]
+            timeline = json.loads(Path(layout.path_of(str(results), run_id, "timeline", host)).read_text())["profiles"]
             figures[label] = {"host": host, "run_id": run_id, "wall_s": round(wall, 1), "load": os.getloadavg()[0],
                               "starts": {p: {"ready_s": round(t["ready"] - t["start"], 1),
                                              "compile_cache": t.get("compile_cache")} for p, t in timeline.items()},

@@ -35,6 +35,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import perf  # noqa: E402  (same directory: inventory(), machine(), log(), save_figures())
+
+sys.path.insert(0, str(perf.ROOT / "collections"))
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402
 from stragglers import remove_pair, run_book  # noqa: E402
 
 VENV = "/opt/eagle3/venv"
@@ -114,7 +117,8 @@ def main() -> int:
                     perf.log(f"round {rnd + 1}: ours, playbooks/benchmark.yml --limit {host} (run {run_id}, load {load:.2f})")
                     wall, rc, tail = run_book(perf.ROOT, inv, "playbooks/benchmark.yml", run_id, results, *bench,
                                               "--limit", f"{host},localhost")
-                    failed = sorted(str(f) for f in (results / run_id).glob("*/failure.json"))
+                    failed = sorted(f for d in layout.host_dirs(layout.run_dir(results, run_id))
+                            if Path(f := layout.path_of(str(results), run_id, "failure", d.name)).exists())
                     if rc or failed:
                         sys.exit(f"ours failed (rc {rc}, {failed or 'no failure.json'}):\n{tail}")
                     if peer_cmd is None:

@@ -1,0 +1,65 @@
+"""Where a run's files are on the controller, in one place (issue 36, item 5): the eagle3_run lookup reads by it,
+scripts/perf finds a run's files by it, and the filter eagle3.trn2.eagle3_results_path gives the same paths to YAML.
+
+    <results_dir>/<run_id>/run.json                  the run's host list, written when the run starts
+    <results_dir>/<run_id>/{verdict,summary}.json    the report's verdict and summary; report.{md,csv,html}
+    <results_dir>/<run_id>/compile-cache/            the run's compile-cache manifests (not a host)
+    <results_dir>/<run_id>/<host>/<profile>.json     a profile's `vllm bench serve --save-result` file
+    <results_dir>/<run_id>/<host>/<profile>.completions.json   its parity completions
+    <results_dir>/<run_id>/<host>/{manifest,failure,timeline}.json   the host's manifest, failure, timeline
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+RUN_FILE = "run.json"
+REPORT_FILES = ("verdict.json", "summary.json", "report.md", "report.csv", "report.html")
+RUN_DIRS = frozenset({"compile-cache"})
+HOST_FILES = {"manifest.json": "manifest", "failure.json": "failure", "timeline.json": "timeline"}
+COMPLETIONS = ".completions.json"
+
+
+def run_dir(results_dir: str | Path, run_id: str) -> Path:
+    return Path(results_dir) / run_id
+
+
+def host_dir(results_dir: str | Path, run_id: str, host: str) -> Path:
+    return run_dir(results_dir, run_id) / host
+
+
+def result_file(results_dir: str | Path, run_id: str, host: str, profile: str) -> Path:
+    return host_dir(results_dir, run_id, host) / f"{profile}.json"
+
+
+def host_dirs(run: str | Path) -> list[Path]:
+    """A run directory's host directories (the run's own directories, compile-cache/, left out)."""
+    root = Path(run)
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name not in RUN_DIRS) if root.is_dir() else []
+
+
+def classify(name: str) -> tuple[str, str | None]:
+    """What a file of a host directory is: ("manifest" | "failure" | "timeline", None), ("completions", profile) or
+    ("result", profile)."""
+    if name in HOST_FILES:
+        return HOST_FILES[name], None
+    if name.endswith(COMPLETIONS):
+        return "completions", name[: -len(COMPLETIONS)]
+    return "result", name[: -len(".json")] if name.endswith(".json") else name
+
+
+def path_of(results_dir: str, run_id: str, what: str = "run", host: str = "", profile: str = "") -> str:
+    """The path of a part of a run, by name: run, run.json, verdict.json (any report file), host, result, completions,
+    manifest, failure, timeline."""
+    if what == "run":
+        return str(run_dir(results_dir, run_id))
+    if what == RUN_FILE or what in REPORT_FILES:
+        return str(run_dir(results_dir, run_id) / what)
+    if what == "host":
+        return str(host_dir(results_dir, run_id, host))
+    if what == "result":
+        return str(result_file(results_dir, run_id, host, profile))
+    if what == "completions":
+        return str(host_dir(results_dir, run_id, host) / f"{profile}{COMPLETIONS}")
+    if what in HOST_FILES.values():
+        return str(host_dir(results_dir, run_id, host) / f"{what}.json")
+    raise ValueError(f"no such part of a run: {what!r}")

@@ -1,0 +1,50 @@
+"""The results layout in one module (plugins/module_utils/results_layout.py, issue 36, item 5): paths made by it are
+read back by it, the eagle3_run lookup reads a run laid out by it, and the kept real runs (as the vllm_bench role
+wrote them) are laid out as it says."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings as hsettings, strategies as st
+
+from conftest import RUNS
+from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L
+
+NAME = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True).filter(
+    lambda n: not n.endswith(".completions") and n not in ("manifest", "failure", "timeline"))
+
+
+@hsettings(max_examples=100, deadline=None, derandomize=True)
+@given(NAME, NAME)
+def test_a_path_made_by_the_layout_is_read_back_by_it(host, profile):
+    result = Path(L.path_of("/r", "run-1", "result", host, profile))
+    assert result.parent.name == host and L.classify(result.name) == ("result", profile)
+    completions = Path(L.path_of("/r", "run-1", "completions", host, profile))
+    assert L.classify(completions.name) == ("completions", profile)
+    for kind in ("manifest", "failure", "timeline"):
+        assert L.classify(Path(L.path_of("/r", "run-1", kind, host)).name) == (kind, None)
+
+
+def test_the_lookup_reads_a_run_laid_out_by_the_layout(tmp_path):
+    real = json.loads((RUNS / "agree/rehearsal-1/eagle3.json").read_text())
+    manifest = json.loads((RUNS / "agree/rehearsal-1/manifest.json").read_text())
+    for what, data in (("result", real), ("manifest", manifest)):
+        path = Path(L.path_of(str(tmp_path), "r1", what, "h1", "eagle3"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+    (L.run_dir(tmp_path, "r1") / "compile-cache").mkdir()
+    Path(L.path_of(str(tmp_path), "r1", "run.json")).write_text('{"hosts": ["h1"]}')
+    run = read_run(L.run_dir(tmp_path, "r1"))
+    assert set(run["hosts"]) == {"h1"} and run["run_json"]["data"] == {"hosts": ["h1"]}
+    assert run["hosts"]["h1"]["results"]["eagle3"] == real and run["hosts"]["h1"]["manifest"] == manifest
+
+
+def test_the_kept_runs_are_laid_out_as_the_layout_says():
+    for run in sorted(p for p in RUNS.iterdir() if p.is_dir()):
+        for host in L.host_dirs(run):
+            for path in host.glob("*.json"):
+                kind, key = L.classify(path.name)
+                if kind == "result":
+                    assert Path(L.path_of(str(RUNS), run.name, "result", host.name, key)) == path
