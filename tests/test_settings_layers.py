@@ -60,7 +60,8 @@ eagle3_bench_max_concurrency: 4
 """
 SHOW = ("{{ {'gates': bench_report_gates | eagle3.trn2.eagle3_gate_settings, 'options': vllm_service_options, "
         "'max_model_len': vllm_bench_max_model_len, 'prompts': eagle3_bench_num_prompts, "
-        "'concurrency': eagle3_bench_max_concurrency, 'rate': eagle3_bench_temperature} | to_json }}")
+        "'concurrency': eagle3_bench_max_concurrency, 'rate': eagle3_bench_temperature, "
+        "'alert': monitoring_acceptance_threshold} | to_json }}")
 
 
 def resolved(tmp_path: Path, *extra: str) -> dict[str, dict]:
@@ -87,6 +88,8 @@ def test_an_inventory_that_sets_one_key_keeps_the_projects_others_and_the_layers
     assert one["gates"]["parity"]["min_match_rate"] in (61, "61")
     assert one["gates"]["reference"]["enforce"] in (False, "False")
     assert one["gates"]["speedup"] == {"enforce": True, "min": 1.0}
+    # the serving alert fires below the same merged acceptance floor
+    assert float(one["alert"]) == 0.5
     # the inventory's option added, the dropped one gone, the tutorial's others kept
     assert one["options"] == {"max-num-seqs": 2, "max-model-len": 2048, "enforce-eager": True}
     assert one["max_model_len"] in (2048, "2048")
