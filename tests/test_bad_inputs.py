@@ -107,7 +107,7 @@ CASES = [
     ("gate-rate", {"eagle3_gates": {"acceptance": {"enforce": True, "min_rate": 150}}}, ["min_rate", "0..100"]),
     ("gate-match-rate", {"eagle3_gates": {"parity": {"min_match_rate": 120}}},
      ["eagle3_gates.parity.min_match_rate must be a percentage 0..100 of prompts identical", "got 120"]),
-    ("gate-unknown", {"eagle3_gates": {"latency": {"enforce": True}}}, ["eagle3_gates.latency is not a key of eagle3_gates (known: parity, acceptance, speedup, reference)"]),
+    ("gate-unknown", {"eagle3_gates": {"latency": {"enforce": True}}}, ["eagle3_gates.latency is not a key of eagle3_gates (known: parity, acceptance, speedup, reference, acceptance_band)"]),
     ("reference-unknown", "eagle3_reference=h100", ["bench_report_reference (eagle3_reference)", "rehearsal-cpu-tiny"]),
     ("server-options-text", "eagle3_server_options=--max-num-seqs=2", ["eagle3_server_options must be a mapping"]),
     ("profile-names-repeated", {"eagle3_profiles": [{"name": "baseline"}, {"name": "baseline"}]},

@@ -36,7 +36,7 @@ class Server(ThreadingHTTPServer):
 
 
 class Handler(BaseHTTPRequestHandler):
-    """/v1/chat/completions: the prompt reversed, cut to max_tokens characters; "fail" -> 500; "slow" sleeps 2 s."""
+    """/v1/chat/completions: the prompt reversed, cut to max_tokens characters; "fail" -> 500; "slow" sleeps 12 s."""
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -50,7 +50,7 @@ class Handler(BaseHTTPRequestHandler):
             server.most = max(server.most, server.in_flight)
         try:
             prompt = body["messages"][0]["content"]
-            time.sleep(2 if prompt == "slow" else 0.05)
+            time.sleep(12 if prompt == "slow" else 0.05)
             if prompt == "fail":
                 self.answer(500, {"error": {"message": "engine dead"}})
             elif prompt == "empty":
@@ -104,7 +104,9 @@ def test_every_prompt_in_order_at_most_concurrency_in_flight(server):
 
 def test_failures_are_named_and_the_others_kept(server):
     gc = load()
-    result = gc.complete_all(url(server), "m", ["ok", "fail", "slow", "empty"], 10, 1, 0.5)
+    # a 3 s timeout: "slow" (12 s) times out, every other answer (0.05 s) has 3 s of margin on a loaded machine (0.5 s
+    # timed out an instant answer in the fresh-clone suite of 2026-12-04 17:50)
+    result = gc.complete_all(url(server), "m", ["ok", "fail", "slow", "empty"], 10, 1, 3)
     assert result["completions"] == ["ko", None, None, None]
     errors = result["errors"]
     assert errors[0].startswith("prompt 1 'fail': HTTP 500: ") and "engine dead" in errors[0]

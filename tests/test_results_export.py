@@ -87,7 +87,9 @@ def report(tmp_path: Path, run_id: str, moto: str | None, via_env: bool = False,
     """playbooks/report.yml on the rehearsal inventory for results/<run_id>; (process, json callback document).
     via_env: the endpoint setting stays empty (the SDK's default, as on AWS) and moto is named only by the SDK's own
     environment (AWS_ENDPOINT_URL_S3), the path a real run takes."""
-    extra = {"eagle3_results_s3_region": "us-east-1", **settings}
+    # the fixture runs are the agreeing pair's: a report is made with the settings of the run it judges (the pair keys
+    # its acceptance bands)
+    extra = {"eagle3_results_s3_region": "us-east-1", "eagle3_rehearsal_pair": "agreeing", **settings}
     endpoint_env = {"AWS_ENDPOINT_URL_S3": moto} if moto and via_env else {}
     if moto and not via_env:
         extra["eagle3_results_s3_endpoint_url"] = moto
