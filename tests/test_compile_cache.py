@@ -1,6 +1,6 @@
 """Compile once per fleet (issue 15): the cache key (plugins/filter/compile_cache.py), the host's pack and unpack
-(roles/vllm_bench/files/probes/compile_cache.py, run as the role runs it: python -c), the controller's manifest and
-wait (roles/vllm_bench/files/compile_cache_ctl.py), and the role's task files on two local hosts side by side
+(roles/compile_cache/files/probes/compile_cache.py, run as the role runs it: python -c), the controller's manifest and
+wait (roles/compile_cache/files/compile_cache_ctl.py), and the role's entry points on two local hosts side by side
 (tests/playbooks/compile_cache.yml): the second host applies the canary's cache, refuses it on a key mismatch,
 compiles itself when the canary fails, and with a bucket downloads it from S3 itself (the moto server of
 test_results_export.py), nothing of it through the controller. What vLLM does with a shipped cache (the hit in its log, the start time) is
@@ -25,8 +25,8 @@ from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
     eagle3_compile_cache_diff, eagle3_compile_cache_failure, eagle3_compile_cache_key, eagle3_compile_cache_material,
     eagle3_compile_cache_parts, eagle3_vllm_cache_root)
 
-PROBE = ROOT / "roles/vllm_bench/files/probes/compile_cache.py"
-CTL = ROOT / "roles/vllm_bench/files/compile_cache_ctl.py"
+PROBE = ROOT / "roles/compile_cache/files/probes/compile_cache.py"
+CTL = ROOT / "roles/compile_cache/files/compile_cache_ctl.py"
 # The provenance probe's shape (roles/vllm_bench/files/probes/versions.py): pip and deb name -> version, as deployed
 # by Neuron 2.32 (/work/shared/reference/neuron-facts.md: vllm-neuron 0.24.0.1.1.0 on vLLM 0.24.0, neuronx-cc
 # 2.27.5334.0, no torch-neuronx in 2.32; the deb's full version as AWS's DLC build pins it, verified-upstream.md:

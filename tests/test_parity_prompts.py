@@ -54,7 +54,8 @@ def test_a_bad_count_is_refused(count):
 def test_the_counting_prompt_is_sent_first():
     """The role's prompt set: its fixed prompts (the counting prompt) then the generated ones, as the task sends them."""
     defaults = yaml.safe_load((ROOT / "roles/vllm_bench/defaults/main.yml").read_text())
-    task = yaml.safe_load((ROOT / "roles/vllm_bench/tasks/profile_requests.yml").read_text())[-1]
+    (task,) = [t for t in yaml.safe_load((ROOT / "roles/vllm_bench/tasks/profile_bench.yml").read_text())
+               if "eagle3.trn2.greedy_completions" in t]
     assert task["eagle3.trn2.greedy_completions"]["prompts"] == (
         "{{ vllm_bench_prompts + (vllm_bench_generated_prompts | eagle3.trn2.eagle3_vllm_test_prompts) }}")
     prompts = defaults["vllm_bench_prompts"] + eagle3_vllm_test_prompts(defaults["vllm_bench_generated_prompts"])

@@ -18,6 +18,9 @@ import pytest
 from conftest import ROOT
 
 PROBES = ROOT / "roles/vllm_bench/files/probes"
+# The readiness probe is vllm_service's (entry point ready), the drain's vllm_serving's.
+HEALTH_WAIT = ROOT / "roles/vllm_service/files/probes/health_wait.py"
+DRAIN_WAIT = ROOT / "roles/vllm_serving/files/probes/drain_wait.py"
 INSTALL = ROOT / "roles/vllm_install/files"
 
 
@@ -120,7 +123,7 @@ def fake_systemd(monkeypatch, module, show: str, journal: list[dict]):
 
 
 def test_health_wait_returns_when_ready_with_the_servers_last_line(monkeypatch, health_url):
-    health_wait = load(PROBES / "health_wait.py")
+    health_wait = load(HEALTH_WAIT)
     fake_systemd(monkeypatch, health_wait, "ActiveState=active\nSubState=running\nNRestarts=0\nMainPID=7\n",
                  [{"MESSAGE": "INFO loading", "SYSLOG_IDENTIFIER": "vllm"},
                   {"MESSAGE": "Started vllm-eagle3.service", "SYSLOG_IDENTIFIER": "systemd"}])
@@ -131,7 +134,7 @@ def test_health_wait_returns_when_ready_with_the_servers_last_line(monkeypatch, 
 
 
 def test_health_wait_stops_on_a_failed_unit(monkeypatch):
-    health_wait = load(PROBES / "health_wait.py")
+    health_wait = load(HEALTH_WAIT)
     fake_systemd(monkeypatch, health_wait, "ActiveState=failed\nSubState=failed\nNRestarts=0\nMainPID=0\n", [])
     state = health_wait.wait("vllm-baseline.service", "http://127.0.0.1:9", 30, 0, "600")
     assert state["ActiveState"] == "failed" and state["health"] == "URLError"
@@ -165,7 +168,7 @@ vllm:num_requests_waiting{engine="0",model_name="/var/lib/eagle3/models/target"}
 
 
 def test_drain_waits_for_in_flight_requests_and_says_what_was_left():
-    drain = load(PROBES / "drain_wait.py")
+    drain = load(DRAIN_WAIT)
     assert drain.in_flight(METRICS_BUSY) == {"vllm:num_requests_running": 2.0, "vllm:num_requests_waiting": 1.0}
     answers = [METRICS_BUSY, METRICS_BUSY, METRICS_BUSY.replace("} 2.0", "} 0.0").replace("} 1.0", "} 0.0")]
 
@@ -184,14 +187,14 @@ def test_drain_waits_for_in_flight_requests_and_says_what_was_left():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_port}"
-        state = json.loads(run_c(PROBES / "drain_wait.py", url, "30"))
+        state = json.loads(run_c(DRAIN_WAIT, url, "30"))
         assert state["answered"] and state["drained"] and state["running"] == 0 and state["waited_s"] >= 0.9
         answers[:] = [METRICS_BUSY]
-        state = json.loads(run_c(PROBES / "drain_wait.py", url, "1"))
+        state = json.loads(run_c(DRAIN_WAIT, url, "1"))
         assert state["answered"] and not state["drained"] and (state["running"], state["waiting"]) == (2.0, 1.0)
     finally:
         server.shutdown()
     with socket.socket() as sock:  # a port nothing listens on: no server, nothing to drain
         sock.bind(("127.0.0.1", 0))
         free = sock.getsockname()[1]
-    assert json.loads(run_c(PROBES / "drain_wait.py", f"http://127.0.0.1:{free}", "5"))["answered"] is False
+    assert json.loads(run_c(DRAIN_WAIT, f"http://127.0.0.1:{free}", "5"))["answered"] is False

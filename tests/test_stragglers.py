@@ -35,7 +35,7 @@ def benchmark_play() -> dict:
 def project_wait() -> int:
     """eagle3_compile_cache_wait as the project sets it (group_vars/all/main.yml; roles.yml maps it to the role)."""
     roles = yaml.safe_load((ROOT / "group_vars/all/roles.yml").read_text())
-    assert roles["vllm_bench_compile_cache_wait"] == "{{ eagle3_compile_cache_wait }}"
+    assert roles["compile_cache_wait"] == "{{ eagle3_compile_cache_wait }}"
     return int(yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())["eagle3_compile_cache_wait"])
 
 
@@ -57,13 +57,13 @@ def fleet(tmp_path: Path, play: dict, limit: int, wait: int) -> tuple[dict[str, 
     book.write_text(yaml.safe_dump([{
         "name": "The benchmark flow of two hosts, each lagging at another step", "hosts": "all", "gather_facts": False,
         **play,
-        "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}", "vllm_bench_run_id": "stragglers",
-                 "vllm_bench_results_dir": "{{ base }}/results", "vllm_bench_compile_cache_dir": "{{ base }}/results/compile-cache",
-                 "vllm_bench_config_dir": "{{ base }}/{{ inventory_hostname }}/etc", "vllm_bench_poll_window": 1,
-                 "vllm_bench_host_results_dir": "{{ base }}/{{ inventory_hostname }}/results",
-                 "vllm_bench_compile_cache_wait": wait,
-                 "__vllm_bench_canary_host": "{{ ansible_play_hosts_all | first }}",
-                 "__vllm_bench_deployed": {"pip": {"vllm": "0.29.0", "torch": "2.13.0"}, "deb": {}}},
+        "vars": {"ansible_python_interpreter": "{{ ansible_playbook_python }}", "compile_cache_run_id": "stragglers",
+                 "compile_cache_results_dir": "{{ base }}/results", "compile_cache_dir": "{{ base }}/results/compile-cache",
+                 "compile_cache_config_dir": "{{ base }}/{{ inventory_hostname }}/etc", "compile_cache_poll_window": 1,
+                 "compile_cache_work_dir": "{{ base }}/{{ inventory_hostname }}/results/stragglers",
+                 "compile_cache_wait": wait,
+                 "compile_cache_first_host": "{{ ansible_play_hosts_all | first }}",
+                 "compile_cache_deployed": {"pip": {"vllm": "0.29.0", "torch": "2.13.0"}, "deb": {}}},
         "tasks": [{"name": "The flow", "ansible.builtin.include_tasks": str(ROOT / "tests/playbooks/tasks/stragglers.yml")}],
     }], sort_keys=False))
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(book),
@@ -91,7 +91,7 @@ def test_the_check_fails_on_lock_step(tmp_path):
 
 
 def test_waiting_for_the_canary_couples_the_hosts_and_ships_its_cache(tmp_path):
-    """With vllm_bench_compile_cache_wait above 0 (strict compile once) b waits for a's lagging baseline start and then
+    """With compile_cache_wait (eagle3_compile_cache_wait) above 0 (strict compile once) b waits for a's lagging baseline start and then
     starts from a's shipped cache: the trade-off the setting makes (docs/how-it-works.md, "Compile once per fleet")."""
     got, log = fleet(tmp_path, benchmark_play(), limit=20, wait=120)
     assert got["a"]["lagging"]["baseline"] == "timeout"

@@ -5,6 +5,7 @@ made here and nowhere else: the roles and playbooks read them from the profile (
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Iterable
 
 DOCUMENTATION = r"""
@@ -15,10 +16,27 @@ DOCUMENTATION = r"""
     - C(eagle3_profile_files) gives each profile its C(unit) (vllm-<name>.service) and C(config) (<name>.yaml)
       names, unless it already carries them.
     - C(eagle3_serving_unit) names the unit that serves the chosen profile after the benchmark (any input).
+    - C(eagle3_layout) gives the paths and names several roles share (any input), declared here once. They are the
+      configuration directory on the hosts and its environment files, the units' directory and name pattern, the
+      serving unit, and the collection's report templates directory on the controller.
 """
 
 BASELINE = "baseline"
 SERVING_UNIT = "vllm-serve.service"
+# What crosses roles, named once (docs/how-it-works.md, "Roles and who calls them"): vllm_service writes these files and
+# units; vllm_bench, compile_cache, vllm_serving and neuron_sdk read or stop them; bench_report renders the templates.
+LAYOUT: dict[str, str] = {
+    "config_dir": "/etc/eagle3",                # the units' configs and environment files (vllm_service_config_dir)
+    "env_file": "vllm.env",                     # every unit's environment (the compile cache key hashes it)
+    "secrets_env_file": "secrets.env",          # root only: HF_TOKEN
+    "serve_env_file": "serve.env",              # root only: the serving unit's API key
+    "hit_only_env_file": "cache-hit-only.env",  # compile_cache: a neuron benchmark start with a cache miss fatal
+    "unit_dir": "/etc/systemd/system",
+    "unit_pattern": "vllm-*.service",           # every profile unit and the serving unit
+    "serving_unit": SERVING_UNIT,
+    # The collection's templates/ (report.md.j2, report.csv.j2, report.html.j2), in a checkout or an installed copy.
+    "templates_dir": str(Path(__file__).resolve().parents[2] / "templates"),
+}
 
 
 def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
@@ -57,9 +75,14 @@ def eagle3_serving_unit(_: Any = None) -> str:
     return SERVING_UNIT
 
 
+def eagle3_layout(_: Any = None) -> dict[str, str]:
+    """The paths and names shared across roles (LAYOUT), a copy."""
+    return dict(LAYOUT)
+
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
         return {"eagle3_profiles": eagle3_profiles, "eagle3_profile_files": eagle3_profile_files,
-                "eagle3_serving_unit": eagle3_serving_unit}
+                "eagle3_serving_unit": eagle3_serving_unit, "eagle3_layout": eagle3_layout}

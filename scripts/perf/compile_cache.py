@@ -9,7 +9,7 @@ Neuron compiles for the devices: the only rehearsal setting where there is a com
 shared cores, so the starts measure the cache and not each other):
   A alone: playbooks/benchmark.yml --limit A: every profile's start is cold, its cache packed and kept on the
            controller by key;
-  B alone: the same with B, the canary named A (vllm_bench_compile_cache_canary): the cache of each profile is on
+  B alone: the same with B, the canary named A (compile_cache_canary): the cache of each profile is on
            the controller under B's key, applied before B's start.
 ratio = B's start-to-ready / A's start-to-ready per profile (from each host's timeline.json); the journal of B's
 units must show the compiled graphs loaded from the cache and A's must not. On the CPU build vLLM compiles with
@@ -114,7 +114,7 @@ def main() -> int:
             since = dt.datetime.now(dt.timezone.utc).timestamp()
             perf.log(f"{label}: playbooks/benchmark.yml --limit {host} (run {run_id}, load {os.getloadavg()[0]:.2f})")
             wall, rc, tail = run_book(perf.ROOT, pair, "playbooks/benchmark.yml", run_id, results, *options,
-                                      "-e", json.dumps({"vllm_bench_compile_cache_canary": a}),
+                                      "-e", json.dumps({"compile_cache_canary": a}),
                                       "--limit", f"{host},localhost")
             failed = sorted(f for d in layout.host_dirs(layout.run_dir(results, run_id))
                             if Path(f := layout.path_of(str(results), run_id, "failure", d.name)).exists())

@@ -89,7 +89,7 @@ def main() -> int:
     parser.add_argument("--alone-from", type=Path, help="take the alone times from an earlier figures JSON of the same "
                         "hosts and delay instead of measuring them (e.g. to show another checkout's fleet time)")
     parser.add_argument("--extra", default="{}", help="extra variables (JSON) for every benchmark run, e.g. "
-                        "'{\"vllm_bench_compile_cache_wait\": 1800}' to have the hosts wait for the canary's compile")
+                        "'{\"compile_cache_wait\": 1800}' to have the hosts wait for the canary's compile")
     parser.add_argument("--own-cores", action="store_true", help="pin each host to its own half of the CPUs and let "
                         "the benchmark windows overlap (as on a real fleet); default: the hosts share every CPU and take "
                         "turns for their benchmark windows (the rehearsal inventory's eagle3_bench_exclusive_window)")

@@ -22,40 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def _stat(pid: int) -> tuple[int, str, str] | None:
-    """(parent PID, start time in clock ticks, command line) of a process, None when it is gone or /proc is absent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
-    return int(fields[1]), fields[19], cmdline
-
-
-def controller() -> dict[str, Any]:
-    """The ansible-playbook process this task belongs to: the topmost ancestor running ansible-playbook
-    (its task workers are forks of it, with the same command line)."""
-    found: dict[str, Any] = {"pid": None, "start": None}
-    pid = os.getppid()
-    while pid > 1:
-        info = _stat(pid)
-        if info is None:
-            break
-        parent, start, cmdline = info
-        if "ansible-playbook" in cmdline or "ansible-runner" in cmdline:
-            found = {"pid": pid, "start": start}
-        pid = parent
-    return found
-
-
-def _alive(owner: dict[str, Any]) -> bool:
-    """Is the owner's ansible-playbook process still running? Unknown owners count as alive."""
-    if not owner.get("pid"):
-        return True
-    info = _stat(int(owner["pid"]))
-    return info is not None and info[1] == owner.get("start")
+# The collection's plugins/module_utils (this file is <collection>/roles/vllm_bench/files/window_lock.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "plugins" / "module_utils"))
+from playbook_process import alive, controller  # noqa: E402  (the owner record, shared with compile_cache_ctl.py)
 
 
 def _read(lock: Path) -> tuple[dict[str, Any] | None, float]:
@@ -84,7 +53,7 @@ def acquire(lock: Path, host: str, profile: str, window: float) -> dict[str, Any
                 owner = {"host": "unknown (empty lock file)", "pid": -1, "start": None}
             if owner is not None:
                 mine = owner.get("host") == host and owner.get("pid") == me["pid"] and owner.get("start") == me["start"]
-                if mine or not _alive(owner):
+                if mine or not alive(owner):
                     lock.unlink(missing_ok=True)  # ours from an earlier attempt, or its run is gone: take it over
                     continue
                 holder = owner

@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from window_lock import _alive, controller  # noqa: E402  (the same owner record as the window lock)
+# The collection's plugins/module_utils (this file is <collection>/roles/compile_cache/files/compile_cache_ctl.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "plugins" / "module_utils"))
+from playbook_process import alive, controller  # noqa: E402  (the same owner record as the window lock)
 
 FINISHED = ("shipped", "empty", "failed")
 
@@ -68,7 +69,7 @@ def wait(manifest: Path, profile: str, window: float, deadline: float, failure: 
         state = (data or {}).get("state")
         if state not in FINISHED and _failed_since(failure, data):
             state = "failed"
-        if data is not None and state not in FINISHED and not _alive(data.get("owner") or {}):
+        if data is not None and state not in FINISHED and not alive(data.get("owner") or {}):
             state = "gone"
         if state not in FINISHED and state != "gone" and time.time() >= deadline:
             state = "timeout"

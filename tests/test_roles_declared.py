@@ -1,0 +1,141 @@
+"""Every link between roles is declared (issue 36, "The house").
+
+- Every include_role/import_role of a collection role, from another role's task files or from a playbook (playbooks/,
+  site.yml), names an entry point (tasks_from, else main) that the callee's meta/argument_specs.yml declares, and
+  whose task file exists; and every declared entry point has its task file.
+- No role and no playbook reads another role's private variables (`__<role>_*`): what crosses roles is a public input
+  or a documented output (compile_cache_outcome, vllm_serving_now, vllm_serving_checked, provision_fleet_running, ...).
+- The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no task
+  file outside vllm_service (which writes them) spells the configuration directory, the units' directory or their name
+  pattern, and no role reaches outside itself through role_path.
+- No role task file is over 150 lines, and vllm_bench has at most 12.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks").is_dir())
+INCLUDES = ("ansible.builtin.include_role", "ansible.builtin.import_role", "include_role", "import_role")
+
+
+def _yaml_files() -> Iterator[tuple[str, Path]]:
+    """(caller, file): every role's task files (caller: the role) and every playbook file (caller: playbooks)."""
+    for role in ROLES:
+        for path in sorted((ROOT / "roles" / role / "tasks").glob("*.yml")):
+            yield role, path
+    for path in sorted((ROOT / "playbooks").rglob("*.yml")):
+        if "group_vars" not in path.parts:
+            yield "playbooks", path
+    yield "playbooks", ROOT / "site.yml"
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def role_calls() -> list[tuple[str, str, str, str]]:
+    """(caller, file, callee role, entry point) of every include_role/import_role of a collection role."""
+    calls = []
+    for caller, path in _yaml_files():
+        for node in _walk(yaml.safe_load(path.read_text())):
+            for key in INCLUDES:
+                if isinstance(node.get(key), dict):
+                    args = node[key]
+                    callee = str(args["name"]).removeprefix("eagle3.trn2.")
+                    entry = str(args.get("tasks_from", "main")).removesuffix(".yml")
+                    calls.append((caller, str(path.relative_to(ROOT)), callee, entry))
+            # A play's roles: list runs each role's main.
+            if isinstance(node.get("roles"), list) and "hosts" in node:
+                for item in node["roles"]:
+                    name = item if isinstance(item, str) else item.get("role", item.get("name"))
+                    calls.append((caller, str(path.relative_to(ROOT)), str(name).removeprefix("eagle3.trn2."), "main"))
+    return calls
+
+
+def entry_points(role: str) -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "roles" / role / "meta/argument_specs.yml").read_text())["argument_specs"]
+
+
+CALLS = role_calls()
+CROSS = [c for c in CALLS if c[0] != c[2]]
+
+
+def test_the_calls_are_found():
+    """The walk sees the links the project has (a regression in the walk would make the test below pass vacuously)."""
+    found = {(caller, callee, entry) for caller, _, callee, entry in CROSS}
+    for link in [("vllm_bench", "compile_cache", "settle"), ("vllm_bench", "compile_cache", "publish"),
+                 ("vllm_bench", "compile_cache", "failed"), ("compile_cache", "s3_relay", "look"),
+                 ("vllm_install", "s3_relay", "get"), ("vllm_bench", "vllm_service", "ready"),
+                 ("vllm_bench", "vllm_serving", "stop"), ("vllm_serving", "vllm_service", "serve"),
+                 ("vllm_serving", "vllm_service", "ready"), ("playbooks", "vllm_serving", "main"),
+                 ("playbooks", "vllm_serving", "snapshot"), ("playbooks", "vllm_serving", "drain"),
+                 ("playbooks", "provision", "fleet"), ("vllm_bench", "neuron_sdk", "devices")]:
+        assert link in found, link
+    assert len(CROSS) > 40
+
+
+@pytest.mark.parametrize("caller,path,callee,entry", CROSS, ids=[f"{c[1]}->{c[2]}.{c[3]}" for c in CROSS])
+def test_every_cross_role_call_is_a_declared_entry_point(caller, path, callee, entry):
+    assert callee in ROLES, f"{path}: no role {callee}"
+    specs = entry_points(callee)
+    assert entry in specs, (f"{path} ({caller}) runs {callee}'s entry point {entry}, which "
+                            f"roles/{callee}/meta/argument_specs.yml does not declare (it declares {sorted(specs)})")
+    assert specs[entry].get("short_description") and specs[entry].get("options"), f"{callee}.{entry} has no spec"
+    assert (ROOT / "roles" / callee / "tasks" / f"{entry}.yml").exists(), f"{callee}.{entry}: no tasks/{entry}.yml"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_declared_entry_point_has_its_task_file(role):
+    for entry in entry_points(role):
+        assert (ROOT / "roles" / role / "tasks" / f"{entry}.yml").exists(), f"{role}: entry point {entry} has no task file"
+
+
+def test_no_role_or_playbook_reads_another_roles_private_variables():
+    files = [(caller, path) for caller, path in _yaml_files()]
+    files += [(role, p) for role in ROLES for sub in ("defaults", "vars", "templates", "handlers", "meta")
+              for p in sorted((ROOT / "roles" / role / sub).glob("*")) if p.is_file()]
+    files += [("playbooks", p) for p in sorted((ROOT / "group_vars").rglob("*.yml"))]
+    private = re.compile(r"__(%s)_[a-z0-9_]+" % "|".join(ROLES))
+    found = [f"{path.relative_to(ROOT)}: {m.group(0)}" for caller, path in files
+             for m in private.finditer(path.read_text()) if m.group(1) != caller]
+    assert found == []
+
+
+def test_the_shared_paths_come_from_one_place():
+    """/etc/eagle3, the units' directory and their name pattern only in vllm_service (it writes them) and the layout."""
+    spelled = re.compile(r"/etc/eagle3|/etc/systemd/system/?['\"}]|vllm-\*\.service|role_path \}\}/\.\.")
+    found = []
+    for caller, path in _yaml_files():
+        if caller == "vllm_service":
+            continue
+        found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in path.read_text().splitlines()
+                  if spelled.search(line) and not line.lstrip().startswith("#")]
+    for role in ROLES:
+        for sub in ("defaults/main.yml", "vars/main.yml", "meta/argument_specs.yml"):
+            path = ROOT / "roles" / role / sub
+            if role != "vllm_service" and path.exists():
+                found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in path.read_text().splitlines()
+                          if spelled.search(line) and not line.lstrip().startswith("#")]
+    assert found == []
+
+
+def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / "roles").glob("*/tasks/*.yml"))
+            if (n := len(p.read_text().splitlines())) > 150}
+    long.update({str(p.relative_to(ROOT)): n for p in sorted((ROOT / "playbooks/tasks").glob("*.yml"))
+                 if (n := len(p.read_text().splitlines())) > 150})
+    assert long == {}
+    assert len(list((ROOT / "roles/vllm_bench/tasks").glob("*.yml"))) <= 12
