@@ -13,8 +13,9 @@ one price quote; half of one and half of another would be no quote at all).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
 
 DOCUMENTATION = r"""
   name: eagle3_merged
@@ -22,22 +23,6 @@ DOCUMENTATION = r"""
   description:
     - Recursive merge of the given mapping over the defaults; a key given as null is removed.
 """
-
-
-def eagle3_merged(defaults: Any, given: Any) -> Any:
-    if not isinstance(given, Mapping):
-        return given
-    if not isinstance(defaults, Mapping):
-        defaults = {}
-    out = {key: value for key, value in defaults.items()}
-    for key, value in given.items():
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = eagle3_merged(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 class FilterModule:

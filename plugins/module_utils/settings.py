@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
 
 SCHEMA = Path(__file__).with_name("settings_schema.yml")
 INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -148,9 +149,8 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     if not (isinstance(rates, Mapping) and accelerator in rates and all(isinstance(v, int) for v in
                                                                      (prompts, tokens, concurrency))):
         return None
-    options = {**(values.get("eagle3_server_options_defaults") or {}), **(values.get("eagle3_server_options") or {})} \
-        if isinstance(values.get("eagle3_server_options") or {}, Mapping) else {}
-    seqs = options.get("max-num-seqs")
+    options = eagle3_merged(values.get("eagle3_server_options_defaults"), values.get("eagle3_server_options") or {})
+    seqs = options.get("max-num-seqs") if isinstance(options, Mapping) else None
     streams = min(concurrency, seqs) if isinstance(seqs, int) and seqs > 0 else concurrency
     profiles = 1 + (len(ks) if isinstance(ks, list) else 1)
     rate = float(rates[accelerator]) * streams
