@@ -80,7 +80,7 @@ def test_sweep_report_files_have_real_values(tmp_path):
     assert k4["cost_usd_per_1m_output_tokens"] == ""  # no price set
     assert {r["run_verdict"] for r in rows} == {"OK"}  # the run's verdict on every row, as verdict.json says
     # every column but the names and the verdict carries its unit
-    assert all(c in ("host", "profile", "run_verdict") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
+    assert all(c in ("host", "profile", "run_verdict", "rounds") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
                                                        "num_prompts", "_per_1m_output_tokens")) for c in rows[0])
     md = (run / "report.md").read_text()
     assert "**Verdict: OK**" in md and "recommended eagle3-k4, the fastest profile passing every enforced gate" in md
@@ -246,3 +246,25 @@ def test_timeline_chart_and_window_overlap_from_a_real_two_host_run(tmp_path):
     overlaps = json.loads((moved / "fleet/summary.json").read_text())["timeline"]["overlaps"]
     assert overlaps and all(o["seconds"] > 0 for o in overlaps)
     assert "OVERLAPPED" in (moved / "fleet/report.html").read_text()
+
+
+def test_five_rounds_report_intervals_in_every_file_and_error_bars(tmp_path):
+    """With rounds 5 (tests/test_rounds.py's derived run of the trained pair), the real role writes every figure and
+    speedup with its interval: "2.01x [1.88, 2.15]" in report.md, low/high columns in report.csv, error bars in the
+    HTML's charts."""
+    from test_rounds import rounds_run
+    run = rounds_run(tmp_path / "results", 5)
+    proc = report(tmp_path / "results", [{"run_id": run.name, "hosts": ["rehearsal-1"], "fail_on_verdict": False}])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    summary = json.loads((run / "summary.json").read_text())
+    eagle3 = next(r for r in summary["hosts"]["rehearsal-1"] if r["profile"] == "eagle3")
+    speedup = f"{eagle3['speedup']:.2f}x [{eagle3['speedup_low']:.2f}, {eagle3['speedup_high']:.2f}]"
+    md = (run / "report.md").read_text()
+    assert speedup in md and "| eagle3 | 5 |" in md and "rounds: 5 per profile, interleaved" in md
+    rows = {r["profile"]: r for r in csv.DictReader((run / "report.csv").open())}
+    assert float(rows["eagle3"]["speedup_low_x"]) == pytest.approx(eagle3["speedup_low"])
+    assert rows["eagle3"]["rounds"] == "5" and rows["eagle3"]["run_verdict"] in ("OK", "FAILED")
+    html = (run / "report.html").read_text()
+    bars = [line for line in html.splitlines() if 'class="errorbar" data-label=' in line]
+    assert len(bars) == 2 * 2  # throughput and TPOT charts, baseline and eagle3
+    assert speedup in html

@@ -12,19 +12,22 @@ from conftest import RUNS
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L
 
-NAME = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True).filter(
-    lambda n: not n.endswith(".completions") and n not in ("manifest", "failure", "timeline"))
+HOST = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
+# A profile name as the settings schema allows it (eagle3_serve's pattern): no dot, so a round suffix is unambiguous.
+PROFILE = st.from_regex(r"[a-z][a-z0-9_]{0,12}(-k[0-9]{1,2})?", fullmatch=True).filter(
+    lambda n: n not in ("manifest", "failure", "timeline"))
 
 
 @hsettings(max_examples=100, deadline=None, derandomize=True)
-@given(NAME, NAME)
-def test_a_path_made_by_the_layout_is_read_back_by_it(host, profile):
-    result = Path(L.path_of("/r", "run-1", "result", host, profile))
-    assert result.parent.name == host and L.classify(result.name) == ("result", profile)
+@given(HOST, PROFILE, st.integers(min_value=1, max_value=50))
+def test_a_path_made_by_the_layout_is_read_back_by_it(host, profile, round_no):
+    result = Path(L.path_of("/r", "run-1", "result", host, profile, round_no))
+    assert result.parent.name == host and L.classify(result.name) == ("result", profile, round_no)
+    assert (result.name == f"{profile}.json") == (round_no == 1)
     completions = Path(L.path_of("/r", "run-1", "completions", host, profile))
-    assert L.classify(completions.name) == ("completions", profile)
+    assert L.classify(completions.name) == ("completions", profile, 1)
     for kind in ("manifest", "failure", "timeline"):
-        assert L.classify(Path(L.path_of("/r", "run-1", kind, host)).name) == (kind, None)
+        assert L.classify(Path(L.path_of("/r", "run-1", kind, host)).name) == (kind, None, 1)
 
 
 def test_the_lookup_reads_a_run_laid_out_by_the_layout(tmp_path):
@@ -45,6 +48,6 @@ def test_the_kept_runs_are_laid_out_as_the_layout_says():
     for run in sorted(p for p in RUNS.iterdir() if p.is_dir()):
         for host in L.host_dirs(run):
             for path in host.glob("*.json"):
-                kind, key = L.classify(path.name)
+                kind, key, round_no = L.classify(path.name)
                 if kind == "result":
-                    assert Path(L.path_of(str(RUNS), run.name, "result", host.name, key)) == path
+                    assert Path(L.path_of(str(RUNS), run.name, "result", host.name, key, round_no)) == path

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.rounds import choose as choose_round
 
 
 DOCUMENTATION = r"""
@@ -265,7 +266,8 @@ def eagle3_parity_rule(completions: dict[str, dict[str, Any]], baseline: str = B
 
 def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
                  failing: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    """The tutorial's rule: recommend the highest output_throughput, not the highest acceptance.
+    """The tutorial's rule: recommend the highest output_throughput, not the highest acceptance; with rounds > 1, the
+    highest lower bound of the speedup, a tie going to the smaller k (`decided_by` says which, `tied_with` the ties).
 
     Only a profile that passes every enforced gate (`failing` maps a profile to its failures) is
     recommended; when none does, `winner` is None and `why` says what each one failed.
@@ -280,16 +282,27 @@ def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
     sweep: dict[str, Any] = {"winner": None, "winner_output_throughput": None, "winner_speedup": None,
                              "best_acceptance": best["profile"] if best else None,
                              "best_acceptance_rate": best["acceptance_rate"] if best else None,
-                             "differs": False, "profiles": len(spec), "rejected": rejected, "why": None}
+                             "differs": False, "profiles": len(spec), "rejected": rejected, "why": None,
+                             "winner_speedup_low": None, "tied_with": [], "decided_by": None}
     if not spec:
         sweep["why"] = "no speculative profile has results"
     elif not passing:
         sweep["why"] = "no speculative profile passes every enforced gate: " + "; ".join(
             f"{name}: {reasons[0]}" for name, reasons in sorted(rejected.items()))
+    elif any((r.get("rounds") or 1) > 1 and r.get("speedup_interval") for r in passing):
+        # rounds > 1: the highest lower bound of the speedup; a tie (paired throughput ratio containing 1) goes to the
+        # smaller k (plugins/module_utils/intervals.py)
+        choice = choose_round(passing, [r["profile"] for r in passing])
+        winner = next(r for r in passing if r["profile"] == choice["name"])
+        sweep.update(winner=winner["profile"], winner_output_throughput=winner["output_throughput"],
+                     winner_speedup=winner.get("speedup"), winner_speedup_low=winner.get("speedup_low"),
+                     tied_with=choice["tied_with"], decided_by=choice["why"],
+                     differs=best is not None and best["profile"] != winner["profile"])
     else:
         winner = max(passing, key=lambda r: r["output_throughput"])
         sweep.update(winner=winner["profile"], winner_output_throughput=winner["output_throughput"],
                      winner_speedup=winner.get("speedup"),
+                     decided_by="the highest output throughput, from one round: the decision rests on one sample",
                      differs=best is not None and best["profile"] != winner["profile"])
     return sweep
 

@@ -131,7 +131,7 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
                 least min_match_rate % of the prompts identical to the baseline's, exact_prompts and the smoke
                 test identical, the completions kept; a mismatch the rule tolerates is informational
     acceptance  spec_decode_acceptance_rate (percent) at least min_rate
-    speedup     output_throughput / baseline's at least min
+    speedup     output_throughput / baseline's at least min (rounds > 1: the lower bound of its paired interval)
     reference   output_throughput at least reference * (1 - tolerance) and median_tpot_ms at most
                 reference * (1 + tolerance), per profile named in the reference; only when the
                 reference's workload is the run's, else skipped with the difference named
@@ -182,8 +182,16 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
                     + ("" if ok else f"; {ACCEPTANCE_ADVICE}"))
             speedup = row.get("speedup")
             minimum = float(conf["speedup"]["min"])
+            interval = row.get("speedup_interval") or {}
             if speedup is None:
                 add("speedup", host, name, False, None, minimum, f"{name}: no baseline to compute a speedup")
+            elif interval.get("low") is not None:
+                # rounds > 1: the gate rests on the lower bound of the paired interval (plugins/module_utils/rounds.py)
+                shown, limit, ok = eagle3_shown(interval["low"], minimum, True, 2)
+                add("speedup", host, name, ok, interval["low"], minimum,
+                    f"{name}: speedup {speedup:.2f}x [{interval['low']:.2f}, {interval['high']:.2f}] over "
+                    f"{interval['n']} rounds, its lower bound {shown}x {'meets' if ok else 'is below'} the floor of "
+                    f"at least {limit}x")
             else:
                 shown, limit, ok = eagle3_shown(speedup, minimum, True, 2)
                 add("speedup", host, name, ok, speedup, minimum,

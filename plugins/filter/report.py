@@ -18,6 +18,7 @@ from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timel
 from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import csv_cell, json_text, md
 from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
+from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as _rounds
 
 
 DOCUMENTATION = r"""
@@ -58,12 +59,34 @@ def _host_problems(entry: dict[str, Any] | None, baseline: str) -> list[str]:
         problems.append(f"no {baseline} result")
     if entry["results"] and not [p for p in entry["results"] if p != baseline]:
         problems.append("no speculative profile result")
+    problems += [f"rounds: {why}" for why in _rounds.host_rounds(entry)[1]]
     return problems
+
+
+def _pooled(entry: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """{profile: [round 1, round 2, ...]} of a host; a profile with incomplete rounds (its host fails) keeps what it
+    has, round 1 alone."""
+    complete, _ = _rounds.host_rounds(entry)
+    return {p: complete.get(p) or [d] for p, d in entry["results"].items()}
+
+
+def _rounds_line(rows: dict[str, list[dict[str, Any]]]) -> str:
+    if _rounds.one_sample(rows):
+        return ("rounds: 1 (eagle3_bench_rounds): every figure, speedup and choice of profile rests on one sample, "
+                "without an interval; set eagle3_bench_rounds to 5 for a decision")
+    counts = sorted({r.get("rounds") or 1 for host_rows in rows.values() for r in host_rows})
+    return (f"rounds: {'/'.join(map(str, counts))} per profile, interleaved: figures are means with their 95 % t "
+            "interval, speedups paired by round; the speedup gate, best and the sweep rest on the lower bound, "
+            "a tie (the paired ratio's interval containing 1) goes to the smaller k")
 
 
 def _sweep_line(host: str, sweep: dict[str, Any]) -> str:
     if not sweep["winner"]:
         return f"{host}: no profile recommended, {sweep['why']}"
+    if sweep.get("winner_speedup_low") is not None:
+        return (f"{host}: recommended {sweep['winner']} ({sweep['winner_output_throughput']:.1f} tok/s, "
+                f"{sweep['winner_speedup']:.2f}x, lower bound {sweep['winner_speedup_low']:.2f}x) among the profiles "
+                f"passing every enforced gate: {sweep['decided_by']}")
     line = (f"{host}: recommended {sweep['winner']}, the fastest profile passing every enforced gate "
             f"({sweep['winner_output_throughput']:.1f} tok/s")
     line += f", {sweep['winner_speedup']:.2f}x)" if sweep.get("winner_speedup") is not None else ")"
@@ -188,14 +211,18 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
                        "(an empty inventory after teardown reports nothing)")
     failed = {h: "; ".join(p) for h in expected if (p := _host_problems(loaded.get(h), baseline))}
     usable = [h for h in expected if h in loaded and loaded[h]["results"]]
-    rows = {h: eagle3_compare(loaded[h]["results"], baseline, price) for h in usable}
+    # Each profile's rounds pooled (means), with intervals and the decision value (plugins/module_utils/rounds.py).
+    per_round = {h: _pooled(loaded[h]) for h in usable}
+    pooled = {h: {p: _rounds.pooled(docs) for p, docs in per_round[h].items()} for h in usable}
+    rows = {h: _rounds.with_intervals(eagle3_compare(pooled[h], baseline, price), per_round[h], baseline)
+            for h in usable}
     judged = [h for h in usable if h not in failed]
     rule = eagle3_gate_settings(gates)["parity"]
     parity = {h: eagle3_parity_rule(loaded[h]["completions"], baseline,
                                     [p for p in loaded[h]["results"] if p != baseline], rule)
               for h in judged}
     gate_results = eagle3_gates({h: rows[h] for h in judged}, gates, reference, parity, baseline,
-                                {h: loaded[h]["results"] for h in judged},
+                                {h: pooled[h] for h in judged},
                                 {h: loaded[h]["manifest"] for h in judged}, band_key, bands)
     verdict = eagle3_verdict(gate_results, failed, reasons)
     failing: dict[str, dict[str, list[str]]] = {}
@@ -214,6 +241,7 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     verdict["hosts_source"] = source
     summary = {
         "run_id": run_id, "hosts": rows, "fleet": eagle3_fleet(rows, outlier_tolerance),
+        "fleet_intervals": _rounds.fleet_intervals(rows, baseline), "one_sample": _rounds.one_sample(rows),
         "sweep": sweep, "parity": {h: j["problems"] for h, j in parity.items()},
         "parity_verdicts": {h: j["profiles"] for h, j in parity.items()}, "failed_hosts": failed, "hosts_expected": expected,
         "hosts_source": source, "missing_hosts": [h for h in expected if h not in rows],
@@ -230,6 +258,8 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     lines = [f"verdict: {'OK' if verdict['ok'] else 'FAILED'} ({len(gate_results)} gate checks, "
              f"{len(expected)} expected host(s) from {source})"]
     lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
+    if rows:
+        lines.append(_rounds_line(rows))
     lines += [_sweep_line(h, s) for h, s in sorted(sweep.items()) if s["profiles"] > 1]
     # The parity verdict of each profile, "N of M prompts identical (rule: ...)": a failing one is a FAIL line below.
     lines += [f"parity {h}: {v['message']}" for h, j in sorted(parity.items()) for v in j["profiles"] if v["ok"]]
@@ -249,8 +279,12 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
 
 
 def eagle3_chart_item(pair: tuple[dict[str, Any], dict[str, Any]], metric: str) -> list[Any]:
-    """(host item, row) from `dict2items | subelements('value')` -> ["host profile", value]."""
+    """(host item, row) from `dict2items | subelements('value')` -> ["host profile", value] (and its interval's low
+    and high with rounds > 1)."""
     host, row = pair
+    interval = (row.get("intervals") or {}).get(metric) or {}
+    if interval.get("low") is not None:  # rounds > 1: [label, value, low, high], drawn with an error bar
+        return [f"{host['key']} {row['profile']}", row.get(metric), interval["low"], interval["high"]]
     return [f"{host['key']} {row['profile']}", row.get(metric)]
 
 
@@ -275,5 +309,6 @@ class FilterModule:
 
     def filters(self) -> dict[str, Any]:
         return {"eagle3_report": eagle3_report, "eagle3_json": json_text, "eagle3_md": md, "eagle3_csv": csv_cell,
+                "eagle3_with_interval": _rounds.shown, "eagle3_bounds": _rounds.bounds,
                 "eagle3_chart_item": eagle3_chart_item,
                 "eagle3_position_items": eagle3_position_items, "eagle3_spread_item": eagle3_spread_item}

@@ -15,7 +15,7 @@ DOCUMENTATION = r"""
     - C(eagle3_serving) chooses, from a run's comparison rows and the enforced gates' failures, the profile each
       host serves after the benchmark. none serves nothing; a profile name serves that profile wherever it
       passed every enforced gate; best serves, fleet-wide, the profile with the highest median output_throughput
-      among the profiles that pass every enforced gate on every host that has results (the baseline included,
+      (with eagle3_bench_rounds > 1, the highest median lower bound of its speedup's interval) among the profiles that pass every enforced gate on every host that has results (the baseline included,
       so when no speculative profile passes everywhere the fleet serves the baseline). A profile that failed a gate,
       and a host that failed, never serve.
     - C(eagle3_serving_targets) turns a plan into Prometheus scrape targets, one per host that serves, from each
@@ -42,19 +42,25 @@ def eagle3_serving(rows: dict[str, list[dict[str, Any]]], blocked: dict[str, dic
         plan["hosts"] = {h: {"profile": None, "why": plan["why"]} for h in expected}
         return plan
 
+    judged = [h for h in expected if h in rows and h not in failed_hosts]
+    # rounds > 1 on every host: the lower bound of each profile's speedup over its host's baseline (1 for the baseline)
+    rounds = bool(judged) and all((r.get("rounds") or 1) > 1 and r.get("decision") is not None
+                                  for h in judged for r in rows.get(h, []))
+    key, what = ("decision", "lower bound of the speedup") if rounds else ("output_throughput", "output_throughput")
+
     def passing(host: str) -> dict[str, float]:
         host_blocked = blocked.get(host, {})
-        return {r["profile"]: r["output_throughput"] for r in rows.get(host, [])
-                if r.get("output_throughput") is not None and not host_blocked.get(r["profile"])}
+        return {r["profile"]: r[key] for r in rows.get(host, [])
+                if r.get(key) is not None and not host_blocked.get(r["profile"])}
 
-    judged = [h for h in expected if h in rows and h not in failed_hosts]
     if serve == "best":
         common = set.intersection(*(set(passing(h)) for h in judged)) if judged else set()
         if common:
             medians = {p: _median([passing(h)[p] for h in judged]) for p in common}
             choice = max(sorted(medians), key=lambda p: medians[p])
+            shown = f"{medians[choice]:.2f}x" if rounds else f"{medians[choice]:.1f} tok/s"
             plan.update(profile=choice, why=(
-                f"{choice}: the highest median output_throughput ({medians[choice]:.1f} tok/s over {len(judged)} "
+                f"{choice}: the highest median {what} ({shown} over {len(judged)} "
                 f"host(s)) among the profiles that pass every enforced gate on every host"))
         else:
             plan["why"] = ("no profile passes every enforced gate on every host with results"

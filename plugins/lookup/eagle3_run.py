@@ -93,21 +93,24 @@ def _foreign(kind: str, data: dict[str, Any]) -> str | None:
 def load_run(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Read <run_dir>/<host>/*.json as fetched by the vllm_bench role.
 
-    Per host: results {profile: bench JSON}, completions {profile: ...}, manifest, failure, timeline, and
+    Per host: results {profile: bench JSON of round 1}, rounds {profile: {round >= 2: bench JSON}} (eagle3_bench_rounds),
+    completions {profile: ...}, manifest, failure, timeline, and
     bad_files [{"file", "reason"}] for every file that is unreadable, empty, truncated, not an
     object or not what its name says. A result still being fetched (*.json.part) is not read.
     """
     hosts: dict[str, dict[str, Any]] = {}
     # compile-cache/: the run's own compile-cache manifests, not a host's results (plugins/module_utils/results_layout.py).
     for host_dir in layout.host_dirs(run_dir):
-        entry: dict[str, Any] = {"results": {}, "completions": {}, "manifest": None, "failure": None, "timeline": None,
-                                 "bad_files": []}
+        entry: dict[str, Any] = {"results": {}, "rounds": {}, "completions": {}, "manifest": None, "failure": None,
+                                 "timeline": None, "bad_files": []}
         for path in sorted(host_dir.glob("*.json")):
-            kind, key = layout.classify(path.name)
+            kind, key, round_no = layout.classify(path.name)
             data, why = _read_json(path)
             why = why or _foreign(kind, data)
             if why:
                 entry["bad_files"].append({"file": f"{host_dir.name}/{path.name}", "reason": why})
+            elif kind == "result" and round_no > 1:
+                entry["rounds"].setdefault(key, {})[round_no] = data
             elif kind == "result":
                 entry["results"][key] = data
             elif kind == "completions":

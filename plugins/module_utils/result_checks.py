@@ -12,7 +12,8 @@ rule comes from:
 - the file's own run id, host and profile are the run's own record: run.json's run_id, the host's manifest.json
   (run_id, host, parameters.profiles), the file's name (vllm_bench writes <profile>.json), never the directory name;
 - the workload keys are equal across the profiles compared: each profile with its host's baseline, each host's
-  baseline with the first host's.
+  baseline with the first host's, each later round (<profile>.round<r>.json, eagle3_bench_rounds) with its host's
+  baseline, and a round file's `round` is its name's.
 
 `check_run(run, baseline, hosts)` returns the run (as the eagle3_run lookup reads it) with every result file that fails
 moved from its host's `results` to its `bad_files`, the reasons joined, so the report names it and its host fails.
@@ -27,6 +28,7 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout
 from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
 from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 
@@ -141,8 +143,8 @@ def file_problems(data: Any) -> list[str]:
     return out + counter_problems(data)
 
 
-def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, Any]) -> list[str]:
-    """The file's own run id, host and profile against the run's own record.
+def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, Any], round_no: int = 1) -> list[str]:
+    """The file's own run id, host, profile and round against the run's own record and its name.
 
     `record`: {"run_id": [(source, value), ...], "host": (source, value) or None, "profiles": [names] or None,
     "host_dir": the directory name, only to say why a host cannot be checked}.
@@ -164,14 +166,20 @@ def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, 
             source, value = record["host"]
             if host != value:
                 out.append(f"host {host!r} is not this host's ({source} says {value!r})")
+    name = layout.result_name(profile, round_no)
     own = data.get("profile")
     if isinstance(own, str):
         if own != profile:
-            out.append(f"profile {own!r} is not the file's ({profile}.json: vllm_bench writes each profile's result "
-                       "as <profile>.json)")
+            out.append(f"profile {own!r} is not the file's ({name}: vllm_bench writes each profile's result "
+                       "as <profile>.json, round r >= 2 as <profile>.round<r>.json)")
         elif record.get("profiles") is not None and own not in record["profiles"]:
             out.append(f"profile {own!r} is not one of the host's profiles (manifest.json parameters.profiles: "
                        f"{', '.join(record['profiles']) or 'none'})")
+    own_round = data.get("round")
+    if own_round is None and round_no > 1:
+        out.append(f"no round in a round-{round_no} file ({name}: vllm_bench passes --metadata round={round_no})")
+    elif own_round is not None and str(own_round) != str(round_no):
+        out.append(f"round {own_round!r} is not the file's ({name} is round {round_no})")
     return out
 
 
@@ -252,26 +260,45 @@ def check_run(run: Mapping[str, Any], baseline: str = "baseline",
     loaded = run.get("hosts") or {}
     expected = [h for h in (hosts or []) if h in loaded]
     order = expected + sorted(h for h in loaded if h not in expected)
-    problems: dict[tuple[str, str], list[str]] = {}
+    problems: dict[tuple[str, str, int], list[str]] = {}
     for host in order:
         record = run_record(run, host)
-        for profile, data in (loaded[host].get("results") or {}).items():
+        for profile, round_no, data in _files(loaded[host]):
             found = file_problems(data)
             if isinstance(data, Mapping):
-                found += record_problems(data, profile, record)
+                found += record_problems(data, profile, record, round_no)
             if found:
-                problems[(host, profile)] = found
-    valid = {h: {p: d for p, d in (loaded[h].get("results") or {}).items() if (h, p) not in problems}
+                problems[(host, profile, round_no)] = found
+    valid = {h: {p: d for p, d in (loaded[h].get("results") or {}).items() if (h, p, 1) not in problems}
              for h in order}
-    for key, why in workload_problems(valid, baseline, expected if hosts else order).items():
-        problems.setdefault(key, []).append(why)
+    for (host, profile), why in workload_problems(valid, baseline, expected if hosts else order).items():
+        problems.setdefault((host, profile, 1), []).append(why)
+    for host in order:
+        base = valid[host].get(baseline)
+        for profile, round_no, data in _files(loaded[host]):
+            if round_no > 1 and base is not None and (host, profile, round_no) not in problems:
+                diff = workload_diff(base, data, WORKLOAD_KEYS)
+                if diff:
+                    problems[(host, profile, round_no)] = [f"workload differs from {baseline}'s: " + "; ".join(diff)]
     out = dict(run, hosts={})
     for host, entry in loaded.items():
         entry = dict(entry)
-        bad = sorted(p for (h, p) in problems if h == host)
+        bad = sorted((p, r) for (h, p, r) in problems if h == host)
         if bad:
-            entry["results"] = {p: d for p, d in entry["results"].items() if p not in bad}
+            entry["results"] = {p: d for p, d in entry["results"].items() if (p, 1) not in bad}
+            entry["rounds"] = {p: {r: d for r, d in later.items() if (p, r) not in bad}
+                               for p, later in (entry.get("rounds") or {}).items()}
             entry["bad_files"] = list(entry.get("bad_files") or []) + [
-                {"file": f"{host}/{p}.json", "reason": "; ".join(problems[(host, p)])} for p in bad]
+                {"file": f"{host}/{layout.result_name(p, r)}", "reason": "; ".join(problems[(host, p, r)])}
+                for p, r in bad]
         out["hosts"][host] = entry
     return out
+
+
+def _files(entry: Mapping[str, Any]) -> Iterator[tuple[str, int, Any]]:
+    """(profile, round, data) of every result file of a host: round 1 from `results`, later ones from `rounds`."""
+    for profile, data in (entry.get("results") or {}).items():
+        yield profile, 1, data
+    for profile, later in (entry.get("rounds") or {}).items():
+        for round_no, data in sorted(later.items()):
+            yield profile, round_no, data

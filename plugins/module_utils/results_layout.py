@@ -4,12 +4,14 @@ scripts/perf finds a run's files by it, and the filter eagle3.trn2.eagle3_result
     <results_dir>/<run_id>/run.json                  the run's host list, written when the run starts
     <results_dir>/<run_id>/{verdict,summary}.json    the report's verdict and summary; report.{md,csv,html}
     <results_dir>/<run_id>/compile-cache/            the run's compile-cache manifests (not a host)
-    <results_dir>/<run_id>/<host>/<profile>.json     a profile's `vllm bench serve --save-result` file
+    <results_dir>/<run_id>/<host>/<profile>.json     a profile's `vllm bench serve --save-result` file (round 1)
+    <results_dir>/<run_id>/<host>/<profile>.round<r>.json   round r >= 2 of it (eagle3_bench_rounds)
     <results_dir>/<run_id>/<host>/<profile>.completions.json   its parity completions
     <results_dir>/<run_id>/<host>/{manifest,failure,timeline}.json   the host's manifest, failure, timeline
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 RUN_FILE = "run.json"
@@ -17,6 +19,13 @@ REPORT_FILES = ("verdict.json", "summary.json", "report.md", "report.csv", "repo
 RUN_DIRS = frozenset({"compile-cache"})
 HOST_FILES = {"manifest.json": "manifest", "failure.json": "failure", "timeline.json": "timeline"}
 COMPLETIONS = ".completions.json"
+# Profile names are [a-z][a-z0-9_]*(-k[0-9]+)? (the settings schema): no dot, so the round suffix is unambiguous.
+_ROUND = re.compile(r"^(?P<profile>[^.]+)\.round(?P<round>[0-9]+)\.json$")
+
+
+def result_name(profile: str, round_no: int = 1) -> str:
+    """The file name of a profile's result in a round: <profile>.json for round 1, <profile>.round<r>.json after."""
+    return f"{profile}.json" if int(round_no) == 1 else f"{profile}.round{int(round_no)}.json"
 
 
 def run_dir(results_dir: str | Path, run_id: str) -> Path:
@@ -27,8 +36,8 @@ def host_dir(results_dir: str | Path, run_id: str, host: str) -> Path:
     return run_dir(results_dir, run_id) / host
 
 
-def result_file(results_dir: str | Path, run_id: str, host: str, profile: str) -> Path:
-    return host_dir(results_dir, run_id, host) / f"{profile}.json"
+def result_file(results_dir: str | Path, run_id: str, host: str, profile: str, round_no: int = 1) -> Path:
+    return host_dir(results_dir, run_id, host) / result_name(profile, round_no)
 
 
 def host_dirs(run: str | Path) -> list[Path]:
@@ -37,19 +46,23 @@ def host_dirs(run: str | Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and p.name not in RUN_DIRS) if root.is_dir() else []
 
 
-def classify(name: str) -> tuple[str, str | None]:
-    """What a file of a host directory is: ("manifest" | "failure" | "timeline", None), ("completions", profile) or
-    ("result", profile)."""
+def classify(name: str) -> tuple[str, str | None, int]:
+    """What a file of a host directory is: ("manifest" | "failure" | "timeline", None, 1), ("completions", profile, 1)
+    or ("result", profile, round)."""
     if name in HOST_FILES:
-        return HOST_FILES[name], None
+        return HOST_FILES[name], None, 1
     if name.endswith(COMPLETIONS):
-        return "completions", name[: -len(COMPLETIONS)]
-    return "result", name[: -len(".json")] if name.endswith(".json") else name
+        return "completions", name[: -len(COMPLETIONS)], 1
+    found = _ROUND.match(name)
+    if found and int(found.group("round")) >= 2:
+        return "result", found.group("profile"), int(found.group("round"))
+    return "result", name[: -len(".json")] if name.endswith(".json") else name, 1
 
 
-def path_of(results_dir: str, run_id: str, what: str = "run", host: str = "", profile: str = "") -> str:
-    """The path of a part of a run, by name: run, run.json, verdict.json (any report file), host, result, completions,
-    manifest, failure, timeline."""
+def path_of(results_dir: str, run_id: str, what: str = "run", host: str = "", profile: str = "",
+            round_no: int = 1) -> str:
+    """The path of a part of a run, by name: run, run.json, verdict.json (any report file), host, result (of a round),
+    completions, manifest, failure, timeline."""
     if what == "run":
         return str(run_dir(results_dir, run_id))
     if what == RUN_FILE or what in REPORT_FILES:
@@ -57,7 +70,7 @@ def path_of(results_dir: str, run_id: str, what: str = "run", host: str = "", pr
     if what == "host":
         return str(host_dir(results_dir, run_id, host))
     if what == "result":
-        return str(result_file(results_dir, run_id, host, profile))
+        return str(result_file(results_dir, run_id, host, profile, round_no))
     if what == "completions":
         return str(host_dir(results_dir, run_id, host) / f"{profile}{COMPLETIONS}")
     if what in HOST_FILES.values():

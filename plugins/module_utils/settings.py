@@ -122,7 +122,7 @@ def serial_batch(batch: Any, fleet: int) -> int:
 def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     """The rules that span settings (issue 34, item 4), on values the schema already accepted:
     - the first roll batch is the canary: smaller than the fleet when the fleet has more than one host;
-    - a benchmark whose estimated length (profiles x prompts x output tokens at the accelerator's stated rate per
+    - a benchmark whose estimated length (rounds x profiles x prompts x output tokens at the accelerator's stated rate per
       concurrent request) exceeds eagle3_bench_max_hours is refused unless eagle3_bench_long_confirmed is true.
     """
     out = []
@@ -153,9 +153,12 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     seqs = options.get("max-num-seqs") if isinstance(options, Mapping) else None
     streams = min(concurrency, seqs) if isinstance(seqs, int) and seqs > 0 else concurrency
     profiles = 1 + (len(ks) if isinstance(ks, list) else 1)
+    rounds = values.get("eagle3_bench_rounds")
+    rounds = rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
     rate = float(rates[accelerator]) * streams
-    hours = profiles * prompts * tokens / rate / 3600
-    return hours, (f"{profiles} profiles x {prompts} prompts x {tokens} output tokens at about {rate:g} tok/s, "
+    hours = rounds * profiles * prompts * tokens / rate / 3600
+    return hours, ((f"{rounds} rounds x " if rounds > 1 else "")
+                   + f"{profiles} profiles x {prompts} prompts x {tokens} output tokens at about {rate:g} tok/s, "
                    f"{rates[accelerator]:g} per concurrent request on {accelerator} x {streams}")
 
 
