@@ -8,6 +8,8 @@
 - The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no task
   file outside vllm_service (which writes them) spells the configuration directory, the units' directory or their name
   pattern, and no role reaches outside itself through role_path.
+- No task reads a file of the project outside its own role as text (the project's group_vars, another role's or a
+  playbook's files) to learn names: what it needs comes from a declared source (an input, a filter, a lookup).
 - No role task file is over 150 lines, and vllm_bench has at most 12.
 """
 from __future__ import annotations
@@ -139,3 +141,18 @@ def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
                  if (n := len(p.read_text().splitlines())) > 150})
     assert long == {}
     assert len(list((ROOT / "roles/vllm_bench/tasks").glob("*.yml"))) <= 12
+
+
+def test_no_task_reads_the_projects_own_files_as_text():
+    """A lookup (file, template, fileglob, first_found), include_vars or vars_files of a path of the project outside the
+    role itself: group_vars/, roles/, playbooks/, plugins/, templates/, or up out of the role or playbook."""
+    project = r"""['"](?:\.\./|(?:group_vars|roles|playbooks|plugins|templates)/)"""
+    reads = re.compile(r"(?:lookup|query|q)\(\s*['\"](?:ansible\.builtin\.)?(?:file|template|fileglob|first_found)['\"]\s*,\s*"
+                       + project + r"|(?:include_vars|vars_files|file):\s*" + project)
+    files = list(_yaml_files()) + [(role, p) for role in ROLES for sub in ("defaults", "vars", "handlers")
+                                   for p in sorted((ROOT / "roles" / role / sub).glob("*.yml"))]
+    found = [f"{path.relative_to(ROOT)}: {line.strip()}" for _, path in files for line in path.read_text().splitlines()
+             if reads.search(line) and not line.lstrip().startswith("#")]
+    assert found == []
+    # the test sees such a read (the one refuse.yml made until it asked the settings module instead)
+    assert reads.search("""    __m: "{{ lookup('ansible.builtin.file', 'group_vars/all/roles.yml') | from_yaml }}\"""")
