@@ -5,9 +5,10 @@
   whose task file exists; and every declared entry point has its task file.
 - No role and no playbook reads another role's private variables (`__<role>_*`): what crosses roles is a public input
   or a documented output (compile_cache_outcome, vllm_serving_now, vllm_serving_checked, provision_fleet_running, ...).
-- The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no task
-  file outside vllm_service (which writes them) spells the configuration directory, the units' directory or their name
-  pattern, and no role reaches outside itself through role_path.
+- The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no role
+  (vllm_service, which writes them, included) and no playbook spells the configuration directory, its environment
+  files, the units' directory, their name pattern, the serving unit or the helpers' directory, and no role reaches
+  outside itself through role_path.
 - No task reads a file of the project outside its own role as text (the project's group_vars, another role's or a
   playbook's files) to learn names: what it needs comes from a declared source (an input, a filter, a lookup).
 - No role task file is over 150 lines, and vllm_bench has at most 12.
@@ -116,22 +117,43 @@ def test_no_role_or_playbook_reads_another_roles_private_variables():
     assert found == []
 
 
+# Spelling a shared path or name: the configuration directory and its environment files, the units' directory, their
+# name pattern and the serving unit, the helpers' directory, or a reach out of the role through role_path.
+SPELLED = re.compile(r"/etc/eagle3|/etc/systemd/system|/usr/local/lib/eagle3|vllm-\*\.service|vllm-serve\.service"
+                     r"|\b(?:vllm|secrets|serve|cache-hit-only)\.env\b(?!\.j2)|role_path \}\}/\.\.")
+# The rehearsal image's own sshd unit, under the image's build root (provision_podman_build_dir): not a host's units.
+SPELLED_ELSEWHERE = {("roles/provision/tasks/podman_image.yml", "/etc/systemd/system/multi-user.target.wants/ssh.service")}
+
+
 def test_the_shared_paths_come_from_one_place():
-    """/etc/eagle3, the units' directory and their name pattern only in vllm_service (it writes them) and the layout."""
-    spelled = re.compile(r"/etc/eagle3|/etc/systemd/system/?['\"}]|vllm-\*\.service|role_path \}\}/\.\.")
+    """The paths and names several roles share are spelled only in plugins/filter/profiles.py (eagle3_layout,
+    eagle3_profile_files): every role (vllm_service, which writes them, too) and playbook takes them from there, in its
+    tasks, templates, handlers, vars and defaults and its argument specs' defaults. Task names and descriptions may
+    name them for the reader."""
+    files = [path for _, path in _yaml_files()]
+    files += [p for role in ROLES for sub in ("templates", "handlers", "defaults", "vars")
+              for p in sorted((ROOT / "roles" / role / sub).rglob("*")) if p.is_file()]
+    files += [p for p in sorted((ROOT / "templates").rglob("*")) if p.is_file()]
     found = []
-    for caller, path in _yaml_files():
-        if caller == "vllm_service":
-            continue
-        found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in path.read_text().splitlines()
-                  if spelled.search(line) and not line.lstrip().startswith("#")]
+    for path in files:
+        for line in path.read_text().splitlines():
+            words = line.strip()
+            match = SPELLED.search(line)
+            if match and not words.startswith(("#", "- name:", "name:")) and not any(
+                    str(path.relative_to(ROOT)) == where and what in line for where, what in SPELLED_ELSEWHERE):
+                found.append(f"{path.relative_to(ROOT)}: {words}")
     for role in ROLES:
-        for sub in ("defaults/main.yml", "vars/main.yml", "meta/argument_specs.yml"):
-            path = ROOT / "roles" / role / sub
-            if role != "vllm_service" and path.exists():
-                found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in path.read_text().splitlines()
-                          if spelled.search(line) and not line.lstrip().startswith("#")]
+        for entry, spec in entry_points(role).items():
+            for name, option in (spec.get("options") or {}).items():
+                if SPELLED.search(str(option.get("default", ""))):
+                    found.append(f"roles/{role}/meta/argument_specs.yml: {entry}.{name} default {option['default']}")
     assert found == []
+    # what the test looks for (a regression in the pattern would make it pass vacuously)
+    for spelled in ("dest: /etc/eagle3/vllm.env", "patterns: vllm-*.service", "path: /usr/local/lib/eagle3",
+                    'dest: "{{ vllm_service_config_dir }}/serve.env"', "EnvironmentFile=-{{ d }}/cache-hit-only.env",
+                    "paths: /etc/systemd/system", "src: \"{{ role_path }}/../../templates\""):
+        assert SPELLED.search(spelled), spelled
+    assert not SPELLED.search("src: vllm.env.j2")
 
 
 def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
