@@ -106,15 +106,26 @@ def test_every_declared_entry_point_has_its_task_file(role):
         assert (ROOT / "roles" / role / "tasks" / f"{entry}.yml").exists(), f"{role}: entry point {entry} has no task file"
 
 
+# A role's private variables: __<role>_* (the longest role name first, so one role's name that begins another's
+# never hides it).
+PRIVATE = re.compile(r"__(%s)_[a-z0-9_]+" % "|".join(sorted(ROLES, key=len, reverse=True)))
+
+
 def test_no_role_or_playbook_reads_another_roles_private_variables():
+    """Every file of a role (its own private variables allowed), and outside the roles every playbook, group_vars,
+    inventory, molecule scenario, report template, plugin and script: no __<role>_* of another role. (tests/playbooks
+    may render a role's templates with its private variables, as tests/test_rendered_unit.py does.)"""
     files = [(caller, path) for caller, path in _yaml_files()]
-    files += [(role, p) for role in ROLES for sub in ("defaults", "vars", "templates", "handlers", "meta")
-              for p in sorted((ROOT / "roles" / role / sub).glob("*")) if p.is_file()]
-    files += [("playbooks", p) for p in sorted((ROOT / "group_vars").rglob("*.yml"))]
-    private = re.compile(r"__(%s)_[a-z0-9_]+" % "|".join(ROLES))
+    files += [(role, p) for role in ROLES for p in sorted((ROOT / "roles" / role).rglob("*"))
+              if p.is_file() and p.suffix not in (".pyc", ".gz", ".tar")]
+    files += [("outside", p) for top in ("group_vars", "inventories", "molecule", "templates", "plugins", "scripts")
+              for p in sorted((ROOT / top).rglob("*")) if p.is_file() and p.suffix in (".yml", ".yaml", ".j2", ".py", ".sh")]
     found = [f"{path.relative_to(ROOT)}: {m.group(0)}" for caller, path in files
-             for m in private.finditer(path.read_text()) if m.group(1) != caller]
+             for m in PRIVATE.finditer(path.read_text()) if m.group(1) != caller]
     assert found == []
+    # what the test looks for
+    assert [m.group(1) for m in PRIVATE.finditer("{{ __vllm_serving_now }} {{ __vllm_service_units }} __s3_relay_x")] \
+        == ["vllm_serving", "vllm_service", "s3_relay"]
 
 
 # Spelling a shared path or name: the configuration directory and its environment files, the units' directory, their
