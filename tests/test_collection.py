@@ -57,6 +57,8 @@ def test_installed_playbooks_get_the_project_defaults_and_name_the_setting(insta
     out = " ".join((bad.stdout + bad.stderr).split())
     assert bad.returncode != 0
     assert "Refused before any change" in out and "eagle3_bench_num_prompts" in out
+    # the settings behind the role inputs it names, from the installed copy's own declaration (its group_vars)
+    assert "(vllm_bench_num_prompts is set from eagle3_bench_num_prompts;" in out, out[-3000:]
 
 
 def provenance(env: dict, cwd: Path) -> str:

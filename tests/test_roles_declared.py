@@ -5,9 +5,12 @@
   whose task file exists; and every declared entry point has its task file.
 - No role and no playbook reads another role's private variables (`__<role>_*`): what crosses roles is a public input
   or a documented output (compile_cache_outcome, vllm_serving_now, vllm_serving_checked, provision_fleet_running, ...).
-- The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no task
-  file outside vllm_service (which writes them) spells the configuration directory, the units' directory or their name
-  pattern, and no role reaches outside itself through role_path.
+- The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no role
+  (vllm_service, which writes them, included) and no playbook spells the configuration directory, its environment
+  files, the units' directory, their name pattern, the serving unit or the helpers' directory, and no role reaches
+  outside itself through role_path.
+- No task reads a file of the project outside its own role as text (the project's group_vars, another role's or a
+  playbook's files) to learn names: what it needs comes from a declared source (an input, a filter, a lookup).
 - No role task file is over 150 lines, and vllm_bench has at most 12.
 """
 from __future__ import annotations
@@ -103,33 +106,65 @@ def test_every_declared_entry_point_has_its_task_file(role):
         assert (ROOT / "roles" / role / "tasks" / f"{entry}.yml").exists(), f"{role}: entry point {entry} has no task file"
 
 
+# A role's private variables: __<role>_* (the longest role name first, so one role's name that begins another's
+# never hides it).
+PRIVATE = re.compile(r"__(%s)_[a-z0-9_]+" % "|".join(sorted(ROLES, key=len, reverse=True)))
+
+
 def test_no_role_or_playbook_reads_another_roles_private_variables():
+    """Every file of a role (its own private variables allowed), and outside the roles every playbook, group_vars,
+    inventory, molecule scenario, report template, plugin and script: no __<role>_* of another role. (tests/playbooks
+    may render a role's templates with its private variables, as tests/test_rendered_unit.py does.)"""
     files = [(caller, path) for caller, path in _yaml_files()]
-    files += [(role, p) for role in ROLES for sub in ("defaults", "vars", "templates", "handlers", "meta")
-              for p in sorted((ROOT / "roles" / role / sub).glob("*")) if p.is_file()]
-    files += [("playbooks", p) for p in sorted((ROOT / "group_vars").rglob("*.yml"))]
-    private = re.compile(r"__(%s)_[a-z0-9_]+" % "|".join(ROLES))
+    files += [(role, p) for role in ROLES for p in sorted((ROOT / "roles" / role).rglob("*"))
+              if p.is_file() and p.suffix not in (".pyc", ".gz", ".tar")]
+    files += [("outside", p) for top in ("group_vars", "inventories", "molecule", "templates", "plugins", "scripts")
+              for p in sorted((ROOT / top).rglob("*")) if p.is_file() and p.suffix in (".yml", ".yaml", ".j2", ".py", ".sh")]
     found = [f"{path.relative_to(ROOT)}: {m.group(0)}" for caller, path in files
-             for m in private.finditer(path.read_text()) if m.group(1) != caller]
+             for m in PRIVATE.finditer(path.read_text()) if m.group(1) != caller]
     assert found == []
+    # what the test looks for
+    assert [m.group(1) for m in PRIVATE.finditer("{{ __vllm_serving_now }} {{ __vllm_service_units }} __s3_relay_x")] \
+        == ["vllm_serving", "vllm_service", "s3_relay"]
+
+
+# Spelling a shared path or name: the configuration directory and its environment files, the units' directory, their
+# name pattern and the serving unit, the helpers' directory, or a reach out of the role through role_path.
+SPELLED = re.compile(r"/etc/eagle3|/etc/systemd/system|/usr/local/lib/eagle3|vllm-\*\.service|vllm-serve\.service"
+                     r"|\b(?:vllm|secrets|serve|cache-hit-only)\.env\b(?!\.j2)|role_path \}\}/\.\.")
+# The rehearsal image's own sshd unit, under the image's build root (provision_podman_build_dir): not a host's units.
+SPELLED_ELSEWHERE = {("roles/provision/tasks/podman_image.yml", "/etc/systemd/system/multi-user.target.wants/ssh.service")}
 
 
 def test_the_shared_paths_come_from_one_place():
-    """/etc/eagle3, the units' directory and their name pattern only in vllm_service (it writes them) and the layout."""
-    spelled = re.compile(r"/etc/eagle3|/etc/systemd/system/?['\"}]|vllm-\*\.service|role_path \}\}/\.\.")
+    """The paths and names several roles share are spelled only in plugins/filter/profiles.py (eagle3_layout,
+    eagle3_profile_files): every role (vllm_service, which writes them, too) and playbook takes them from there, in its
+    tasks, templates, handlers, vars and defaults and its argument specs' defaults. Task names and descriptions may
+    name them for the reader."""
+    files = [path for _, path in _yaml_files()]
+    files += [p for role in ROLES for sub in ("templates", "handlers", "defaults", "vars")
+              for p in sorted((ROOT / "roles" / role / sub).rglob("*")) if p.is_file()]
+    files += [p for p in sorted((ROOT / "templates").rglob("*")) if p.is_file()]
     found = []
-    for caller, path in _yaml_files():
-        if caller == "vllm_service":
-            continue
-        found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in path.read_text().splitlines()
-                  if spelled.search(line) and not line.lstrip().startswith("#")]
+    for path in files:
+        for line in path.read_text().splitlines():
+            words = line.strip()
+            match = SPELLED.search(line)
+            if match and not words.startswith(("#", "- name:", "name:")) and not any(
+                    str(path.relative_to(ROOT)) == where and what in line for where, what in SPELLED_ELSEWHERE):
+                found.append(f"{path.relative_to(ROOT)}: {words}")
     for role in ROLES:
-        for sub in ("defaults/main.yml", "vars/main.yml", "meta/argument_specs.yml"):
-            path = ROOT / "roles" / role / sub
-            if role != "vllm_service" and path.exists():
-                found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in path.read_text().splitlines()
-                          if spelled.search(line) and not line.lstrip().startswith("#")]
+        for entry, spec in entry_points(role).items():
+            for name, option in (spec.get("options") or {}).items():
+                if SPELLED.search(str(option.get("default", ""))):
+                    found.append(f"roles/{role}/meta/argument_specs.yml: {entry}.{name} default {option['default']}")
     assert found == []
+    # what the test looks for (a regression in the pattern would make it pass vacuously)
+    for spelled in ("dest: /etc/eagle3/vllm.env", "patterns: vllm-*.service", "path: /usr/local/lib/eagle3",
+                    'dest: "{{ vllm_service_config_dir }}/serve.env"', "EnvironmentFile=-{{ d }}/cache-hit-only.env",
+                    "paths: /etc/systemd/system", "src: \"{{ role_path }}/../../templates\""):
+        assert SPELLED.search(spelled), spelled
+    assert not SPELLED.search("src: vllm.env.j2")
 
 
 def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
@@ -139,3 +174,18 @@ def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
                  if (n := len(p.read_text().splitlines())) > 150})
     assert long == {}
     assert len(list((ROOT / "roles/vllm_bench/tasks").glob("*.yml"))) <= 12
+
+
+def test_no_task_reads_the_projects_own_files_as_text():
+    """A lookup (file, template, fileglob, first_found), include_vars or vars_files of a path of the project outside the
+    role itself: group_vars/, roles/, playbooks/, plugins/, templates/, or up out of the role or playbook."""
+    project = r"""['"](?:\.\./|(?:group_vars|roles|playbooks|plugins|templates)/)"""
+    reads = re.compile(r"(?:lookup|query|q)\(\s*['\"](?:ansible\.builtin\.)?(?:file|template|fileglob|first_found)['\"]\s*,\s*"
+                       + project + r"|(?:include_vars|vars_files|file):\s*" + project)
+    files = list(_yaml_files()) + [(role, p) for role in ROLES for sub in ("defaults", "vars", "handlers")
+                                   for p in sorted((ROOT / "roles" / role / sub).glob("*.yml"))]
+    found = [f"{path.relative_to(ROOT)}: {line.strip()}" for _, path in files for line in path.read_text().splitlines()
+             if reads.search(line) and not line.lstrip().startswith("#")]
+    assert found == []
+    # the test sees such a read (the one refuse.yml made until it asked the settings module instead)
+    assert reads.search("""    __m: "{{ lookup('ansible.builtin.file', 'group_vars/all/roles.yml') | from_yaml }}\"""")

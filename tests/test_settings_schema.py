@@ -186,6 +186,31 @@ def test_the_command_line_names_given_as_text():
     assert eagle3_cli_text_names(argv) == ["eagle3_port", "eagle3_serve", "eagle3_run_id"]
 
 
+# --- Where a role input comes from (the refusals name it: playbooks/tasks/refuse.yml) ---------------------------------
+def test_every_role_input_the_project_maps_has_its_settings():
+    sources = S.input_sources()
+    assert list(sources) == list(yaml.safe_load((ROOT / "group_vars/all/roles.yml").read_text()))  # every one, in order
+    assert sources["vllm_service_port"] == ["eagle3_port"]
+    assert sources["vllm_bench_dataset_path"] == ["eagle3_dataset_path"]
+    # a mapping value's settings from every part, each once, in the order the value names them
+    assert sources["bench_report_band_key"][:3] == ["eagle3_target_model", "eagle3_model_source", "eagle3_rehearsal_pair"]
+    assert len(set(sources["bench_report_band_key"])) == len(sources["bench_report_band_key"])
+
+
+def test_a_refusal_names_the_settings_behind_the_inputs_it_names_as_whole_tokens():
+    assert S.refusal_sources("vllm_service_port must be 1024..65535 (got 80).") == [
+        "vllm_service_port is set from eagle3_port"]
+    # vllm_bench_dataset_path contains vllm_bench_dataset: only the whole token counts
+    assert S.refusal_sources("vllm_bench_dataset_path must be an absolute path") == [
+        "vllm_bench_dataset_path is set from eagle3_dataset_path"]
+    # in roles.yml's order, whatever the refusal's
+    assert S.refusal_sources("vllm_bench_max_concurrency (4) exceeds vllm_bench_num_prompts (1)") == [
+        "vllm_bench_num_prompts is set from eagle3_bench_num_prompts",
+        "vllm_bench_max_concurrency is set from eagle3_bench_max_concurrency"]
+    assert S.refusal_sources("eagle3_port must be a TCP port") == []  # a setting is not a role input
+    assert S.refusal_sources("") == []
+
+
 # --- The schema, the roles' argument_specs and their defaults agree (issue 34, "Done when") ---------------------------
 # Each role input is described twice: by its role's meta/argument_specs.yml (what ansible's validate_argument_spec
 # checks when the role runs) and by the schema (what the preflight checks before any host is contacted): for a role

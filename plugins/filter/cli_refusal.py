@@ -1,7 +1,10 @@
-"""The refusal of secrets given on the ansible-playbook command line, worded once for every rule that makes it."""
+"""The preflight's refusals, worded once: secrets given on the ansible-playbook command line, and the settings behind
+the role inputs a refusal names."""
 from __future__ import annotations
 
 from typing import Any
+
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import refusal_sources
 
 DOCUMENTATION = r"""
   name: cli_refusal
@@ -10,6 +13,10 @@ DOCUMENTATION = r"""
     - C(cli_secrets_refusal) turns the names the C(eagle3.trn2.cli_secrets) lookup found into the refusal the project
       preflight and the roles that write secrets (model_assets, vllm_service; their entry points run alone too) show;
       empty for no names. Names only, never values.
+    - C(refusal_sources) takes a refusal's text and gives, for each role input it names (a whole token), the line
+      "<input> is set from <eagle3_* settings>", as group_vars/all/roles.yml makes that input (input_sources of
+      plugins/module_utils/settings.py), so the refusal names the settings an operator changes.
+      playbooks/tasks/refuse.yml adds them to every refusal.
 """
 
 
@@ -24,4 +31,4 @@ def cli_secrets_refusal(names: list[str]) -> str:
 
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"cli_secrets_refusal": cli_secrets_refusal}
+        return {"cli_secrets_refusal": cli_secrets_refusal, "refusal_sources": refusal_sources}

@@ -18,11 +18,15 @@ DOCUMENTATION = r"""
     - C(eagle3_serving_unit) names the unit that serves the chosen profile after the benchmark (any input).
     - C(eagle3_layout) gives the paths and names several roles share (any input), declared here once. They are the
       configuration directory on the hosts and its environment files, the units' directory and name pattern, the
-      serving unit, and the collection's report templates directory on the controller.
+      serving unit, the helpers' directory on the hosts, and the collection's report templates directory on the
+      controller.
 """
 
 BASELINE = "baseline"
-SERVING_UNIT = "vllm-serve.service"
+# Every vLLM unit is vllm-<name>.service: the profiles' (eagle3_profile_files), the serving unit, and the pattern that
+# finds them all (LAYOUT's unit_pattern) are made from these two.
+UNIT_PREFIX, UNIT_SUFFIX = "vllm-", ".service"
+SERVING_UNIT = f"{UNIT_PREFIX}serve{UNIT_SUFFIX}"
 # What crosses roles, named once (docs/how-it-works.md, "Roles and who calls them"): vllm_service writes these files and
 # units; vllm_bench, compile_cache, vllm_serving and neuron_sdk read or stop them; bench_report renders the templates.
 LAYOUT: dict[str, str] = {
@@ -32,8 +36,11 @@ LAYOUT: dict[str, str] = {
     "serve_env_file": "serve.env",              # root only: the serving unit's API key
     "hit_only_env_file": "cache-hit-only.env",  # compile_cache: a neuron benchmark start with a cache miss fatal
     "unit_dir": "/etc/systemd/system",
-    "unit_pattern": "vllm-*.service",           # every profile unit and the serving unit
+    "unit_pattern": f"{UNIT_PREFIX}*{UNIT_SUFFIX}",  # every profile unit and the serving unit (vllm-*.service)
     "serving_unit": SERVING_UNIT,
+    # the helpers the units run (vllm_service: eagle3_stop.py, eagle3_api_guard.py) and the rehearsal's model maker
+    # (model_assets: make_rehearsal_models.py), root-owned
+    "lib_dir": "/usr/local/lib/eagle3",
     # The collection's templates/ (report.md.j2, report.csv.j2, report.html.j2), in a checkout or an installed copy.
     "templates_dir": str(Path(__file__).resolve().parents[2] / "templates"),
 }
@@ -67,7 +74,8 @@ def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
 
 def eagle3_profile_files(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each profile with its unit name (vllm-<name>.service) and config file name (<name>.yaml) added."""
-    return [{"unit": f"vllm-{p.get('name', '')}.service", "config": f"{p.get('name', '')}.yaml", **p} for p in profiles]
+    return [{"unit": f"{UNIT_PREFIX}{p.get('name', '')}{UNIT_SUFFIX}", "config": f"{p.get('name', '')}.yaml", **p}
+            for p in profiles]
 
 
 def eagle3_serving_unit(_: Any = None) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import median
+
 
 DOCUMENTATION = r"""
   name: serving
@@ -21,12 +23,6 @@ DOCUMENTATION = r"""
     - C(eagle3_serving_targets) turns a plan into Prometheus scrape targets, one per host that serves, from each
       host's monitor address (HOST:PORT of its serving unit's /metrics).
 """
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def eagle3_serving(rows: dict[str, list[dict[str, Any]]], blocked: dict[str, dict[str, list[str]]],
@@ -56,7 +52,7 @@ def eagle3_serving(rows: dict[str, list[dict[str, Any]]], blocked: dict[str, dic
     if serve == "best":
         common = set.intersection(*(set(passing(h)) for h in judged)) if judged else set()
         if common:
-            medians = {p: _median([passing(h)[p] for h in judged]) for p in common}
+            medians = {p: median([passing(h)[p] for h in judged]) for p in common}
             choice = max(sorted(medians), key=lambda p: medians[p])
             shown = f"{medians[choice]:.2f}x" if rounds else f"{medians[choice]:.1f} tok/s"
             plan.update(profile=choice, why=(

@@ -22,6 +22,11 @@ from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _sche
 from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
 
 SCHEMA = Path(__file__).with_name("settings_schema.yml")
+# The one place the project's settings become the roles' inputs (Ansible loads it as the project's group_vars/all; in
+# an installed collection it sits at the same place beside plugins/).
+ROLE_INPUTS = Path(__file__).resolve().parents[2] / "group_vars" / "all" / "roles.yml"
+SETTING = re.compile(r"eagle3_[a-z0-9_]+")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 INTEGER = re.compile(r"[+-]?[0-9]+")
 NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 TRUE, FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
@@ -53,6 +58,21 @@ def settings() -> list[str]:
 
 def role_inputs() -> list[str]:
     return sorted(name for name in schema()["properties"] if not name.startswith("eagle3_"))
+
+
+@lru_cache(maxsize=1)
+def input_sources() -> dict[str, list[str]]:
+    """Each role input group_vars/all/roles.yml sets, in its order, with the eagle3_* settings its value is made from
+    (each once, in the order the value names them; a mapping value's settings from all of its parts)."""
+    mapping = yaml.safe_load(ROLE_INPUTS.read_text()) or {}
+    return {str(name): list(dict.fromkeys(SETTING.findall(str(value)))) for name, value in mapping.items()}
+
+
+def refusal_sources(reason: str) -> list[str]:
+    """For each role input a refusal names (by its exact name, as a whole token: vllm_bench_dataset_path names that
+    input only, not vllm_bench_dataset), "<input> is set from <settings>": the settings to change."""
+    named = set(NAME.findall(str(reason)))
+    return [f"{name} is set from {', '.join(found)}" for name, found in input_sources().items() if name in named]
 
 
 def fleet_wide() -> set[str]:
