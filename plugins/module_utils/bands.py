@@ -14,11 +14,18 @@ relatively, as vLLM's tests/v1/spec_decode/test_acceptance_length.py holds them;
 Enforced where a band exists for the run's exact key; informational where only a near key does (the same target,
 draft and dataset, another k, temperature or engine version); skipped with the reason where there is none. The
 throughput reference is matched by the same key (`match`), so it never compares unlike models.
+
+Live traffic is not sonnet: a band recorded from a Prometheus window (`bands_from_prometheus`) has the dataset "live"
+(`live_key`: the clients' own prompts and sampling, so temperature null), the same entry format, and evidence naming the
+Prometheus URL, the window, the query time and the hosts. It never gates a benchmark (another dataset, never near a
+sonnet key); it sets the serving alert's threshold (`alert_bands`): below the band's lower edge, else the 30 % floor.
 """
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 KEY = ("target", "draft", "dataset", "temperature", "k", "vllm", "plugin")
@@ -115,15 +122,21 @@ def bands_from_run(hosts: Mapping, key: Mapping, evidence: Mapping, rtol: float 
         k = len(results[0]["spec_decode_per_position_acceptance_rates"])
         if any(len(r["spec_decode_per_position_acceptance_rates"]) != k for r in results):
             raise ValueError(f"{profile}: the hosts report different numbers of positions")
-        mean = {
-            "spec_decode_per_position_acceptance_rates": [
-                sum(float(r["spec_decode_per_position_acceptance_rates"][i]) for r in results) / len(results)
-                for i in range(k)],
-            "spec_decode_acceptance_length": sum(float(r["spec_decode_acceptance_length"]) for r in results) / len(results),
-            "spec_decode_acceptance_rate": sum(float(r.get("spec_decode_acceptance_rate", 0.0)) for r in results)
-            / len(results)}
-        out.append(band_from_run(dict(key, k=k), mean, dict(evidence, profile=profile, hosts=len(results)), rtol))
+        out.append(band_from_run(dict(key, k=k), _mean(results), dict(evidence, profile=profile, hosts=len(results)),
+                                 rtol))
     return out
+
+
+def _mean(results: Sequence[Mapping]) -> dict:
+    """The mean spec-decode figures of results with the same number of positions (one per host)."""
+    k = len(results[0]["spec_decode_per_position_acceptance_rates"])
+    return {
+        "spec_decode_per_position_acceptance_rates": [
+            sum(float(r["spec_decode_per_position_acceptance_rates"][i]) for r in results) / len(results)
+            for i in range(k)],
+        "spec_decode_acceptance_length": sum(float(r["spec_decode_acceptance_length"]) for r in results) / len(results),
+        "spec_decode_acceptance_rate": sum(float(r.get("spec_decode_acceptance_rate", 0.0)) for r in results)
+        / len(results)}
 
 
 def bands_merged(existing: Sequence[Mapping], new: Sequence[Mapping]) -> list[dict]:
@@ -131,3 +144,153 @@ def bands_merged(existing: Sequence[Mapping], new: Sequence[Mapping]) -> list[di
     keys = [tuple(str(b["key"].get(f)) for f in KEY) for b in new]
     kept = [dict(b) for b in existing if tuple(str(b["key"].get(f)) for f in KEY) not in keys]
     return kept + [dict(b) for b in new]
+
+
+# --- Live traffic (issue 37, item 5): a band from a Prometheus window, and the serving alert's threshold -------------
+LIVE_DATASET = "live"
+# vLLM's spec-decode counters (vllm/v1/spec_decode/metrics.py), the ones the monitoring role's recording rules divide;
+# position is vLLM's label, 0 for the first draft token.
+LIVE_COUNTERS = {
+    "accepted": "vllm:spec_decode_num_accepted_tokens_total",
+    "drafted": "vllm:spec_decode_num_draft_tokens_total",
+    "drafts": "vllm:spec_decode_num_drafts_total",
+    "positions": "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+}
+LIVE_JOB = "eagle3-vllm"  # the monitoring role's scrape job (roles/monitoring/templates/prometheus.yml.j2)
+
+
+def live_key(key: Mapping, k: int) -> dict:
+    """The band key of live traffic served with `key`'s models and engine at k: dataset "live", temperature null (the
+    clients' own sampling)."""
+    return dict({f: key.get(f) for f in KEY}, dataset=LIVE_DATASET, temperature=None, k=k)
+
+
+def live_queries(window: str) -> dict[str, str]:
+    """The PromQL of each counter's increase over `window` per serving host and profile (per position too): the same
+    arithmetic as the recording rules and the benchmark's spec_decode_* keys, weighted by the window's traffic (a mean
+    of the rules' 5-minute ratios would weigh a quiet 5 minutes like a busy one)."""
+    if not re.fullmatch(r"[1-9][0-9]*(ms|s|m|h|d|w|y)", str(window)):
+        raise ValueError(f"the band's window must be a Prometheus duration such as 1h or 1d (got {window!r})")
+    by = {"positions": "host, profile, position"}
+    return {name: f'sum by ({by.get(name, "host, profile")}) (increase({metric}{{job="{LIVE_JOB}"}}[{window}]))'
+            for name, metric in LIVE_COUNTERS.items()}
+
+
+def _vector(name: str, answer: Any) -> list[tuple[dict, float, float]]:
+    """[(labels, value, timestamp)] of an instant query's answer as Prometheus's HTTP API gives it:
+    {"status": "success", "data": {"resultType": "vector", "result": [{"metric": {...}, "value": [ts, "0.74"]}]}}.
+    A value that is not finite (NaN: no traffic in a divisor) is left out."""
+    if not isinstance(answer, Mapping) or answer.get("status") != "success":
+        error = answer.get("error") if isinstance(answer, Mapping) else None
+        raise ValueError(f"Prometheus did not answer the {name} query: {error if error else repr(answer)}")
+    data = answer.get("data") or {}
+    if data.get("resultType") != "vector":
+        raise ValueError(f"the {name} query gave a {data.get('resultType')!r}, not an instant vector")
+    out = []
+    for row in data.get("result") or []:
+        ts, text = row["value"]
+        value = float(text)
+        if math.isfinite(value):
+            out.append((dict(row.get("metric") or {}), value, float(ts)))
+    return out
+
+
+def live_results(answers: Mapping[str, Any], hosts: Sequence[str] = ()) -> tuple[dict, float | None]:
+    """({host: {"results": {profile: spec-decode figures}}}, the query time) from the answers of `live_queries`, for
+    `hosts` (all when empty); a (host, profile) without drafts in the window has no figures."""
+    rows = {name: _vector(name, answers.get(name)) for name in LIVE_COUNTERS}
+    times = [ts for series in rows.values() for _, _, ts in series]
+    wanted = set(hosts)
+
+    def by_pair(name: str) -> dict[tuple[str, str], float]:
+        return {(m.get("host", ""), m.get("profile", "")): v for m, v, _ in rows[name]
+                if not wanted or m.get("host") in wanted}
+
+    accepted, drafted, drafts = by_pair("accepted"), by_pair("drafted"), by_pair("drafts")
+    positions: dict[tuple[str, str], dict[int, float]] = {}
+    for metric, value, _ in rows["positions"]:
+        if (not wanted or metric.get("host") in wanted) and str(metric.get("position", "")).isdigit():
+            positions.setdefault((metric.get("host", ""), metric.get("profile", "")), {})[int(metric["position"])] = value
+    hosts_out: dict[str, dict] = {}
+    for pair in sorted(drafts):
+        per = positions.get(pair, {})
+        if drafts[pair] <= 0 or drafted.get(pair, 0) <= 0 or not per or sorted(per) != list(range(len(per))):
+            continue
+        host, profile = pair
+        hosts_out.setdefault(host, {"results": {}})["results"][profile] = {
+            "spec_decode_acceptance_rate": 100.0 * accepted.get(pair, 0.0) / drafted[pair],
+            "spec_decode_acceptance_length": 1.0 + accepted.get(pair, 0.0) / drafts[pair],
+            "spec_decode_per_position_acceptance_rates": [per[i] / drafts[pair] for i in range(len(per))],
+            "drafts": drafts[pair], "draft_tokens": drafted[pair]}
+    return hosts_out, (max(times) if times else None)
+
+
+def bands_from_prometheus(answers: Mapping[str, Any], key: Mapping, evidence: Mapping, hosts: Sequence[str] = (),
+                          rtol: float = 0.10) -> list[dict]:
+    """One live band per k served in the window (the mean figures over the hosts and profiles that served it), the
+    same entry as `bands_from_run`, with the evidence given (the Prometheus URL, the window) plus the query time, the
+    hosts, the profiles and the drafts counted. Refused when no host drafted in the window."""
+    results, when = live_results(answers, hosts)
+    by_k: dict[int, list[tuple[str, str, dict]]] = {}
+    for host, entry in sorted(results.items()):
+        for profile, figures in sorted(entry["results"].items()):
+            by_k.setdefault(len(figures["spec_decode_per_position_acceptance_rates"]), []).append((host, profile, figures))
+    if not by_k:
+        raise ValueError(f"no speculative traffic from {', '.join(hosts) if hosts else 'any host'} in the window "
+                         f"{evidence.get('window', '')}: nothing to record a live band from")
+    queried = datetime.fromtimestamp(when, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if when else None
+    out = []
+    for k, served in sorted(by_k.items()):
+        figures = [f for _, _, f in served]
+        proof = dict(evidence, source="prometheus", queried=queried, hosts=sorted({h for h, _, _ in served}),
+                     profiles=sorted({p for _, p, _ in served}), drafts=round(sum(f["drafts"] for f in figures)),
+                     draft_tokens=round(sum(f["draft_tokens"] for f in figures)))
+        out.append(band_from_run(live_key(key, k), _mean(figures), proof, rtol))
+    return out
+
+
+def _k_of(profile: str, profiles: Sequence[Mapping]) -> int | None:
+    """A served profile's k: from the run's profiles (eagle3_profiles) by name, else its "-k<N>" suffix; None for the
+    baseline."""
+    for p in profiles:
+        if p.get("name") == profile and isinstance(p.get("speculative_config"), Mapping):
+            return int(p["speculative_config"]["num_speculative_tokens"])
+    found = re.search(r"-k([1-9])$", profile)
+    return int(found.group(1)) if found else None
+
+
+def alert_edges(entry: Mapping) -> dict:
+    """The lower edges of a band, as fractions: its acceptance rate and each position's, less the band's tolerance
+    (relative, as the gate holds them)."""
+    rtol = float(entry.get("rtol", 0.05))
+    positions = [float(p) for p in entry["per_position"]]
+    rate = (float(entry["acceptance_rate"]) / 100 if entry.get("acceptance_rate") is not None
+            else sum(positions) / len(positions))
+    return {"rate_min": round(rate * (1 - rtol), 4), "position_min": [round(p * (1 - rtol), 4) for p in positions]}
+
+
+def alert_bands(targets: Sequence[Mapping], entries: Sequence[Mapping], key: Mapping,
+                profiles: Sequence[Mapping] = ()) -> list[dict]:
+    """The serving alert's band for each profile the targets serve (the monitoring role's monitoring_acceptance_bands):
+    {profile, rate_min, position_min, source} where a live band exists for the exact key (`key`'s models and engine,
+    the profile's k); a profile without one is left out, and the alert holds it to the floor."""
+    out = []
+    for profile in sorted({t.get("profile") for t in targets if t.get("profile")}):
+        k = _k_of(profile, profiles)
+        if k is None:
+            continue
+        kind, entry, _ = match(entries, live_key(key, k))
+        if kind != "exact" or entry is None:
+            continue
+        proof = entry.get("evidence") or {}
+        hosts = proof.get("hosts")
+        where = " ".join(f"{word} {value}" for word, value in (
+            ("from", proof.get("url")), ("over", proof.get("window")), ("to", proof.get("queried")),
+            ("on hosts", ", ".join(map(str, hosts)) if isinstance(hosts, list) else hosts), ("run", proof.get("run_id")))
+            if value)
+        rate = (float(entry["acceptance_rate"]) if entry.get("acceptance_rate") is not None
+                else 100 * sum(entry["per_position"]) / len(entry["per_position"]))
+        out.append(dict(alert_edges(entry), profile=profile, source=(
+            f"the live band of k={k} ({rate:.1f} % less its {100 * float(entry.get('rtol', 0.05)):g} % tolerance), "
+            f"recorded {where or 'without evidence'}")))
+    return out

@@ -1,12 +1,15 @@
 """Prometheus on the monitor host (playbooks/monitor.yml, Debian's package) watching the serving unit that
 site.yml left running (eagle3_serve: best): its target comes from the inventory and the serving plan, it scrapes
 the real server, and its recording rules compute live acceptance, acceptance length, TPOT and throughput from the
-scraped counters; the alert rule is evaluated by Prometheus's own rule engine (promtool test rules). (Named to run
+scraped counters; the alert rules are evaluated by Prometheus's own rule engine (promtool test rules): the real file
+(the floor) and the role's template rendered with a live band. (Named to run
 before test_api_serving.py, whose last test reboots the serving host.)"""
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -17,12 +20,16 @@ import testinfra
 import yaml
 from rehearsal_host import HOST, NAME, PORT, wait_healthy
 
+import promtool_cases
+
 MONITOR = testinfra.get_host("podman://molecule-monitor")
 PROMETHEUS = "http://127.0.0.1:9190"  # the monitor's eagle3_prometheus_listen_address (molecule inventory)
 RUN_DIR = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / "molecule"
 KEY = os.environ["EAGLE3_API_KEY"]
 WINDOW = "1m"  # eagle3_monitor_rate_window of the rehearsal (inventories/rehearsal/group_vars/eagle3.yml)
 RULES = "/etc/prometheus/rules/eagle3.rules.yml"
+BAND_RULES = "/tmp/eagle3-band.rules.yml"  # the template rendered with a live band, beside the real file (not loaded)
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "monitoring"
 
 
 def api(path: str, **params: str) -> dict:
@@ -126,47 +133,47 @@ def test_the_recording_rules_compute_live_acceptance_from_the_scraped_counters(p
     assert len(rule) == 1 and rule[0]["state"] == "inactive" and rule[0]["health"] == "ok", rule
 
 
-# Synthetic counters for promtool: host "low" accepts 6 of every 30 draft tokens (20 %), host "fine" 24 of 30.
-RULE_TEST = """
-rule_files: [%(rules)s]
-evaluation_interval: 15s
-tests:
-  - interval: 15s
-    input_series:
-      - series: 'vllm:spec_decode_num_draft_tokens_total{host="low", profile="eagle3"}'
-        values: '0+30x40'
-      - series: 'vllm:spec_decode_num_accepted_tokens_total{host="low", profile="eagle3"}'
-        values: '0+6x40'
-      - series: 'vllm:spec_decode_num_draft_tokens_total{host="fine", profile="eagle3"}'
-        values: '0+30x40'
-      - series: 'vllm:spec_decode_num_accepted_tokens_total{host="fine", profile="eagle3"}'
-        values: '0+24x40'
-    alert_rule_test:
-      # Pending, not yet firing, before the rule's "for" (the rehearsal's 2m) has passed.
-      - eval_time: 1m30s
-        alertname: EAGLE3AcceptanceLow
-        exp_alerts: []
-      - eval_time: 6m
-        alertname: EAGLE3AcceptanceLow
-        exp_alerts:
-          - exp_labels: {severity: warning, host: %(host)s, profile: eagle3}
-            exp_annotations: %(annotations)s
-"""
-
-
-def rule_test(host: str) -> testinfra.backend.base.CommandResult:
-    rules = yaml.safe_load(MONITOR.file(RULES).content_string)
-    alert = [r for g in rules["groups"] for r in g["rules"] if r.get("alert") == "EAGLE3AcceptanceLow"][0]
-    annotations = {k: v.replace("{{ $labels.host }}", host).replace("{{ $labels.profile }}", "eagle3")
-                   .replace("{{ $value | humanizePercentage }}", "20%") for k, v in alert["annotations"].items()}
-    text = RULE_TEST % {"rules": RULES, "host": host, "annotations": json.dumps(annotations)}
-    MONITOR.run(f"cat > /tmp/eagle3-rule-test.yml <<'EOF'\n{text}\nEOF")
+# promtool test rules (promtool_cases.py): synthetic vLLM counters of four hosts, and the alerts each rules file must fire.
+def promtool(rules_path: str, rules_text: str, band: bool, wrong: bool = False) -> testinfra.backend.base.CommandResult:
+    test = promtool_cases.rule_test(rules_text, rules_path, band, wrong)
+    MONITOR.run(f"cat > /tmp/eagle3-rule-test.yml <<'EOF'\n{test}\nEOF")
     return MONITOR.run("promtool test rules /tmp/eagle3-rule-test.yml")
 
 
-def test_the_alert_fires_below_thirty_percent_after_its_for_duration_and_only_there():
-    result = rule_test("low")
+def test_the_alert_fires_below_the_thirty_percent_floor_after_its_for_duration_and_only_there():
+    """The rules Prometheus runs here (no live band is recorded in the scenario): the floor for every profile."""
+    rules = MONITOR.file(RULES).content_string
+    assert "threshold: floor" in rules and "threshold: band" not in rules, rules
+    result = promtool(RULES, rules, band=False)
     assert result.rc == 0 and "SUCCESS" in result.stdout, result.stdout + result.stderr
     # The same test claiming the alert for the 80 % host must fail: the evaluation is real, not a formality.
-    wrong = rule_test("fine")
+    wrong = promtool(RULES, rules, band=False, wrong=True)
     assert wrong.rc != 0 and "FAILED" in wrong.stdout + wrong.stderr, wrong.stdout
+
+
+def test_with_a_live_band_the_alert_fires_below_the_band_and_per_position_and_the_floor_holds_the_rest(tmp_path):
+    """The role's template rendered with a live band for eagle3-k3 (as group_vars/all/roles.yml maps one) and the
+    scenario's own window and for, checked and tested by the monitor host's promtool: a host above the floor but below
+    the band fires with threshold band, its fallen position fires EAGLE3PositionAcceptanceLow, a host of another
+    profile is held to the floor."""
+    real = yaml.safe_load(MONITOR.file(RULES).content_string)
+    window = WINDOW
+    hold = {r["for"] for g in real["groups"] for r in g["rules"] if r.get("alert")}.pop()
+    inputs = dict(yaml.safe_load((ROLE / "defaults/main.yml").read_text()), monitoring_rate_window=window,
+                  monitoring_alert_for=hold, monitoring_acceptance_threshold=promtool_cases.FLOOR,
+                  monitoring_acceptance_bands=[promtool_cases.BAND])
+    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
+    rendered = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible"), "localhost", "-c", "local", "-m", "ansible.builtin.template",
+         "-a", f"src={ROLE}/templates/eagle3.rules.yml.j2 dest={tmp_path}/eagle3.rules.yml", "-e", f"@{tmp_path}/inputs.json"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    text = (tmp_path / "eagle3.rules.yml").read_text()
+    MONITOR.run(f"cat > {BAND_RULES} <<'EOF'\n{text}\nEOF")
+    check = MONITOR.run(f"promtool check rules {BAND_RULES}")
+    assert check.rc == 0, check.stdout + check.stderr
+    result = promtool(BAND_RULES, text, band=True)
+    assert result.rc == 0 and "SUCCESS" in result.stdout, result.stdout + result.stderr
+    # The floor's expectations against the band's file fail: the band is what fires for eagle3-k3.
+    floor_only = promtool(BAND_RULES, text, band=False)
+    assert floor_only.rc != 0 and "FAILED" in floor_only.stdout + floor_only.stderr, floor_only.stdout
