@@ -4,6 +4,7 @@ wrote them) are laid out as it says."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from hypothesis import given, settings as hsettings, strategies as st
@@ -51,3 +52,28 @@ def test_the_kept_runs_are_laid_out_as_the_layout_says():
                 kind, key, round_no = L.classify(path.name)
                 if kind == "result":
                     assert Path(L.path_of(str(RUNS), run.name, "result", host.name, key, round_no)) == path
+
+
+# A path of a run's file spelled by hand in a role or playbook: a layout file name after "}}/" or "'/" (manifest.json
+# only on a line naming a results directory: the rehearsal's model directory has one of its own). Every such path
+# comes from eagle3_results_path (issue 36, item 5).
+_NAMES = (r"((run|verdict|summary|serving|timeline|failure)\.json|report\.(md|csv|html)(?!\.j2)|\.bench-window\.lock"
+          r"|compile-cache/)")
+_BY_HAND = re.compile(r"(\}\}|')/" + _NAMES + r"|results_dir\b.*/(" + _NAMES + r"|manifest\.json)")
+
+
+def test_no_role_or_playbook_spells_a_run_path_by_hand():
+    root = RUNS.parents[2]
+    found = []
+    for path in sorted(list((root / "roles").rglob("*.yml")) + list((root / "playbooks").rglob("*.yml"))
+                       + [root / "site.yml"]):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split(" #", 1)[0]
+            if code.lstrip().startswith(("#", "- name:", "name:", "description:")) or "eagle3_results_path" in code:
+                continue
+            if _BY_HAND.search(code):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert found == []
+    # and the rule sees what it is for
+    assert _BY_HAND.search("dest: \"{{ results_dir }}/{{ run }}/verdict.json\"")
+    assert _BY_HAND.search("lookup('file', d ~ '/summary.json')")

@@ -2,8 +2,10 @@
 scripts/perf finds a run's files by it, and the filter eagle3.trn2.eagle3_results_path gives the same paths to YAML.
 
     <results_dir>/<run_id>/run.json                  the run's host list, written when the run starts
+    <results_dir>/<run_id>/serving.json              what each host serves after the run (vllm_serving's record)
+    <results_dir>/<run_id>/.bench-window.lock        the benchmark window's lock (vllm_bench_exclusive_window)
     <results_dir>/<run_id>/{verdict,summary}.json    the report's verdict and summary; report.{md,csv,html}
-    <results_dir>/<run_id>/compile-cache/            the run's compile-cache manifests (not a host)
+    <results_dir>/<run_id>/compile-cache/<profile>.json   the run's compile-cache manifest of a profile (not a host)
     <results_dir>/<run_id>/<host>/<profile>.json     a profile's `vllm bench serve --save-result` file (round 1)
     <results_dir>/<run_id>/<host>/<profile>.round<r>.json   round r >= 2 of it (eagle3_bench_rounds)
     <results_dir>/<run_id>/<host>/<profile>.completions.json   its parity completions
@@ -15,6 +17,8 @@ import re
 from pathlib import Path
 
 RUN_FILE = "run.json"
+# The run's own files besides run.json and the report's (each at <results_dir>/<run_id>/<name>).
+RUN_OWN = ("serving.json", ".bench-window.lock")
 REPORT_FILES = ("verdict.json", "summary.json", "report.md", "report.csv", "report.html")
 RUN_DIRS = frozenset({"compile-cache"})
 HOST_FILES = {"manifest.json": "manifest", "failure.json": "failure", "timeline.json": "timeline"}
@@ -61,14 +65,17 @@ def classify(name: str) -> tuple[str, str | None, int]:
 
 def path_of(results_dir: str, run_id: str, what: str = "run", host: str = "", profile: str = "",
             round_no: int = 1) -> str:
-    """The path of a part of a run, by name: run, run.json, verdict.json (any report file), host, result (of a round),
-    completions, manifest, failure, timeline."""
+    """The path of a part of a run, by name: run, run.json, verdict.json (any report file), serving.json,
+    .bench-window.lock, compile-cache (a profile's manifest), host, result (of a round), completions, manifest,
+    failure, timeline."""
     if what == "run":
         return str(run_dir(results_dir, run_id))
-    if what == RUN_FILE or what in REPORT_FILES:
+    if what == RUN_FILE or what in REPORT_FILES or what in RUN_OWN:
         return str(run_dir(results_dir, run_id) / what)
     if what == "host":
         return str(host_dir(results_dir, run_id, host))
+    if what == "compile-cache":
+        return str(run_dir(results_dir, run_id) / "compile-cache" / f"{profile}.json")
     if what == "result":
         return str(result_file(results_dir, run_id, host, profile, round_no))
     if what == "completions":

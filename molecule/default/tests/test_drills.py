@@ -89,8 +89,10 @@ def interrupted_run(tmp_path_factory):
         "all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n          hosts:\n"
         f"            {UNREACHABLE}:\n              ansible_connection: ssh\n              ansible_host: 127.0.0.1\n"
         "              ansible_port: 9\n              eagle3_port: 8101\n")
-    # 10 prompts: the drill is about resuming and secrets, not speed (saves ~75 s of benchmark).
-    extra = ["-i", str(second), "-e", json.dumps({"provision_hosts": [NAME], "eagle3_bench_num_prompts": 10})]
+    # 10 prompts: the drill is about resuming and secrets, not speed (saves ~75 s of benchmark). 2 rounds: the suite's
+    # one multi-round run (issue 37), killed in round 1 and resumed into round 2.
+    extra = ["-i", str(second), "-e", json.dumps({"provision_hosts": [NAME], "eagle3_bench_num_prompts": 10,
+                                                  "eagle3_bench_rounds": 2})]
     results = EPHEMERAL / "results" / "drill"
     baseline = results / NAME / "baseline.json"
     log_a = EPHEMERAL / "drill-a.log"
@@ -118,6 +120,25 @@ def test_rerun_keeps_the_finished_result_and_completes_the_rest(interrupted_run)
     eagle3 = json.loads((results / NAME / "eagle3.json").read_text())
     assert eagle3["completed"] > 0 and eagle3["run_id"] == "drill"
     assert not (results / NAME / "eagle3.json.part").exists()
+
+
+def test_the_resumed_run_completes_both_rounds_with_intervals(interrupted_run):
+    """The one multi-round run of the suite: the resumed run benchmarks round 2 of every profile after round 1
+    (interleaved), each file of its round, and the report gives each figure its interval."""
+    host = interrupted_run["results"] / NAME
+    for profile in ("baseline", "eagle3"):
+        second = json.loads((host / f"{profile}.round2.json").read_text())
+        assert second["round"] == "2" and second["profile"] == profile and second["completed"] == 10
+        assert json.loads((host / f"{profile}.json").read_text())["round"] == "1"
+    assert not (host / "eagle3.round2.completions.json").exists()  # parity reads round 1's
+    timeline = json.loads((host / "timeline.json").read_text())["profiles"]
+    starts = {key: timeline[key]["bench_start"] for key in ("baseline", "eagle3", "baseline.round2", "eagle3.round2")}
+    assert starts["baseline"] < starts["eagle3"] < starts["baseline.round2"] < starts["eagle3.round2"]  # interleaved
+    summary = json.loads((interrupted_run["results"] / "summary.json").read_text())
+    rows = {r["profile"]: r for r in summary["hosts"][NAME]}
+    assert rows["eagle3"]["rounds"] == 2 and rows["eagle3"]["speedup_interval"]["n"] == 2
+    assert rows["eagle3"]["speedup_low"] <= rows["eagle3"]["speedup"] <= rows["eagle3"]["speedup_high"]
+    assert "rounds: 2 per profile, interleaved" in (interrupted_run["results"] / "report.md").read_text()
 
 
 def test_unreachable_host_is_listed_and_the_other_completes(interrupted_run):
