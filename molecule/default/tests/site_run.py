@@ -11,11 +11,11 @@ ROOT = Path(__file__).resolve().parents[3]
 EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
 
 
-def site_command(*extra: str, verbose: str = "") -> list[str]:
-    """ansible-playbook eagle3.trn2.site (the installed collection when scripts/test.sh installed one) on the
-    molecule inventory; extra goes before the playbook."""
+def site_command(*extra: str, verbose: str = "", playbook: str = "eagle3.trn2.site") -> list[str]:
+    """ansible-playbook eagle3.trn2.site, or another of the collection's playbooks (the installed collection when
+    scripts/test.sh installed one), on the molecule inventory; extra goes before the playbook."""
     args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory")]
-    return args + ([verbose] if verbose else []) + list(extra) + ["eagle3.trn2.site"]
+    return args + ([verbose] if verbose else []) + list(extra) + [playbook]
 
 
 def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[str, str]:
@@ -30,9 +30,10 @@ def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[
 
 
 def run_site(run_id: str, *extra: str, results: Path | None = None, timeout: int = 900,
-             token: str = "") -> tuple[int, str]:
+             token: str = "", playbook: str = "eagle3.trn2.site") -> tuple[int, str]:
     """Return code and output with whitespace folded (the yaml callback wraps long messages);
     HF_TOKEN in the environment when a token is given (never on the command line)."""
-    proc = subprocess.run(site_command(*extra), capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    proc = subprocess.run(site_command(*extra, playbook=playbook), capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT,
                           env=site_env(run_id, results, token), stdin=subprocess.DEVNULL)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
