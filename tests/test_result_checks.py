@@ -39,7 +39,8 @@ HSET = dict(deadline=None, derandomize=True, suppress_health_check=list(HealthCh
 # (run, host, profile) of every kept real result file
 REAL = sorted((p.parts[-3], p.parts[-2], p.stem) for p in RUNS.glob("*/*/*.json")
               if p.name not in ("manifest.json", "timeline.json", "failure.json") and ".completions." not in p.name)
-SPECULATIVE = [r for r in REAL if r[2] != "baseline"]
+# a later round's file (<profile>.round<r>.json, runs/rounds5) is its profile's
+SPECULATIVE = [r for r in REAL if r[2].split(".")[0] != "baseline"]
 
 SPEC = ["spec_decode_acceptance_rate", "spec_decode_acceptance_length", "spec_decode_num_drafts",
         "spec_decode_draft_tokens", "spec_decode_accepted_tokens", "spec_decode_per_position_acceptance_rates"]

@@ -23,6 +23,7 @@ from ansible_collections.eagle3.trn2.plugins.filter.results import eagle3_bench_
 from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
 from ansible_collections.eagle3.trn2.plugins.module_utils import intervals as I
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L
 from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
 
 PAIRS = [p for p in json.loads((ROOT / "docs/data/speedup-trained-20261202T024400Z.json").read_text())["pairs"]
@@ -222,3 +223,26 @@ def test_pooled_rows_hold_their_rounds(pair):
     assert row["speedup_low"] <= row["speedup"] * (1 + 1e-12) and row["speedup"] <= row["speedup_high"] * (1 + 1e-12)
     assert row["decision"] == I.lower_bound(row["speedup_interval"])
     assert again["eagle3"]["speedup_low"] == pytest.approx(row["speedup_low"])
+
+
+def test_the_real_five_round_run_reports_every_interval():
+    """runs/rounds5: the rehearsal's real run with eagle3_bench_rounds 5 (tests/fixtures/README.md), as fetched."""
+    run = read_run(RUNS / "rounds5")
+    assert sorted(run["hosts"]["rehearsal-1"]["rounds"]["eagle3"]) == [2, 3, 4, 5]
+    report = eagle3_report(run, None, GATES, run_id="rounds5")
+    assert report["verdict"]["ok"], report["lines"]
+    rows = {r["profile"]: r for r in report["summary"]["hosts"]["rehearsal-1"]}
+    for row in rows.values():
+        assert row["rounds"] == 5
+        for figure in ("output_throughput", "median_tpot_ms", "median_ttft_ms"):
+            interval = row["intervals"][figure]
+            assert interval["n"] == 5 and interval["low"] < interval["mean"] < interval["high"]
+    eagle3 = rows["eagle3"]
+    assert 1.0 < eagle3["speedup_low"] < eagle3["speedup"] < eagle3["speedup_high"]
+    # temperature 0: the same drafts accepted in every round, an interval of width 0
+    assert eagle3["intervals"]["acceptance_rate"]["low"] == pytest.approx(eagle3["intervals"]["acceptance_rate"]["high"])
+    assert report["summary"]["sweep"]["rehearsal-1"]["winner_speedup_low"] == pytest.approx(eagle3["speedup_low"])
+    # the interleaving as the role ran it: every round's baseline before its EAGLE3, round after round
+    timeline = json.loads((RUNS / "rounds5/rehearsal-1/timeline.json").read_text())["profiles"]
+    order = sorted(timeline, key=lambda k: timeline[k]["start"])
+    assert order == [k for r in range(1, 6) for k in (L.result_name("baseline", r)[:-5], L.result_name("eagle3", r)[:-5])]
