@@ -133,6 +133,23 @@ def test_a_missing_round_fails_its_host_by_name(tmp_path):
     assert "rounds: eagle3 has round(s) 1, 2 of 3: round(s) 3 missing or unusable" in report["verdict"]["failed_hosts"][name]
 
 
+def test_rounds_are_counted_from_the_files_and_the_manifest(tmp_path):
+    """A gap (round 3 without round 2) and a manifest asking for more rounds than were fetched both fail the host,
+    naming the rounds missing."""
+    run = rounds_run(tmp_path, 3)
+    (host,) = [p for p in run.iterdir() if p.is_dir()]
+    (host / "eagle3.round2.json").unlink()
+    report, name = report_of(run)
+    assert "eagle3 has round(s) 1, 3 of 3: round(s) 2 missing or unusable" in report["verdict"]["failed_hosts"][name]
+    run = rounds_run(tmp_path / "asked", 2)
+    (host,) = [p for p in run.iterdir() if p.is_dir()]
+    manifest = json.loads((host / "manifest.json").read_text())
+    manifest["parameters"]["rounds"] = 4
+    (host / "manifest.json").write_text(json.dumps(manifest))
+    report, name = report_of(run)
+    assert "baseline has round(s) 1, 2 of 4: round(s) 3, 4 missing or unusable" in report["verdict"]["failed_hosts"][name]
+
+
 def test_a_round_file_of_another_round_is_refused(tmp_path):
     run = rounds_run(tmp_path, 3)
     (host,) = [p for p in run.iterdir() if p.is_dir()]

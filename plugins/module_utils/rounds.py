@@ -65,12 +65,16 @@ def pooled(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def host_rounds(entry: Mapping[str, Any]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     """({profile: [round 1, round 2, ...]}, problems) of one host as the eagle3_run lookup read it (round 1 in
-    `results`, rounds >= 2 in `rounds`). Every profile must have every round 1..N that any profile of the host has;
-    a profile whose round 1 is missing or unusable has no rounds."""
+    `results`, rounds >= 2 in `rounds`). Every profile must have every round 1..N, N the highest round any file of the
+    host has or the rounds its manifest asked for (parameters.rounds), whichever is more; a profile whose round 1 is
+    missing or unusable has no rounds."""
     results = entry.get("results") or {}
     later = entry.get("rounds") or {}
     numbers = {p: sorted(later.get(p) or {}) for p in results}
-    most = 1 + max((len(v) for v in numbers.values()), default=0)
+    parameters = (entry.get("manifest") or {}).get("parameters") if isinstance(entry.get("manifest"), Mapping) else None
+    asked = parameters.get("rounds") if isinstance(parameters, Mapping) else None
+    asked = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else 1
+    most = max([asked, 1] + [r for v in later.values() for r in (v or {})])
     problems = []
     out: dict[str, list[dict[str, Any]]] = {}
     for profile in sorted(results):
