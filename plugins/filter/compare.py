@@ -292,7 +292,7 @@ def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
     elif any((r.get("rounds") or 1) > 1 and r.get("speedup_interval") for r in passing):
         # rounds > 1: the highest lower bound of the speedup; a tie (paired throughput ratio containing 1) goes to the
         # smaller k (plugins/module_utils/intervals.py)
-        choice = choose_round(passing, [r["profile"] for r in passing])
+        choice = choose_round(passing, [r["profile"] for r in passing if r.get("speedup_interval")])
         winner = next(r for r in passing if r["profile"] == choice["name"])
         sweep.update(winner=winner["profile"], winner_output_throughput=winner["output_throughput"],
                      winner_speedup=winner.get("speedup"), winner_speedup_low=winner.get("speedup_low"),
