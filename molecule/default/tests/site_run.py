@@ -12,10 +12,11 @@ EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
 
 
 def site_command(*extra: str, verbose: str = "", playbook: str = "eagle3.trn2.site") -> list[str]:
-    """ansible-playbook eagle3.trn2.site, or another of the collection's playbooks (the installed collection when
-    scripts/test.sh installed one), on the molecule inventory; extra goes before the playbook."""
+    """ansible-playbook eagle3.trn2.site, or other playbooks of the collection run in turn by one ansible-playbook
+    (space-separated, such as "eagle3.trn2.provision eagle3.trn2.benchmark"), from the installed collection when
+    scripts/test.sh installed one, on the molecule inventory; extra goes before the playbooks."""
     args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory")]
-    return args + ([verbose] if verbose else []) + list(extra) + [playbook]
+    return args + ([verbose] if verbose else []) + list(extra) + playbook.split()
 
 
 def site_env(run_id: str, results: Path | None = None, token: str = "") -> dict[str, str]:
