@@ -46,11 +46,12 @@ def test_port_taken_is_reported_with_its_holder():
         while not HOST.socket(f"tcp://127.0.0.1:{PORT}").is_listening:
             assert time.monotonic() < deadline, "the port holder never listened"
             time.sleep(0.5)
-        # Provision and the benchmark step (as an operator reruns the benchmark on a converged fleet): the port check
-        # is the benchmark's, and site.yml's host phases between them change nothing here (its idempotence pass).
-        # Provision first: test_api_serving restarted the container, and a rehearsal host's sshd is set up by
-        # provision (roles/provision/tasks/podman_ssh.yml), as after any reboot of a podman host.
-        rc, out = run_site("drill-port", playbook="eagle3.trn2.provision eagle3.trn2.benchmark")
+        # Provision, the benchmark step and the report (as an operator reruns the benchmark on a converged fleet): the
+        # port check is the benchmark's, and site.yml's host phases between them change nothing here (its idempotence
+        # pass). Provision first: test_api_serving restarted the container, and a rehearsal host's sshd is set up by
+        # provision (roles/provision/tasks/podman_ssh.yml), as after any reboot of a podman host. The benchmark step
+        # records the failed host and ends it; the report fails the run (vllm_bench_failed_host_ends).
+        rc, out = run_site("drill-port", playbook="eagle3.trn2.provision eagle3.trn2.benchmark eagle3.trn2.report")
     finally:
         HOST.run(f"kill {pid}")  # only the process this test started
     assert rc != 0
