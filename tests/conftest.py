@@ -11,6 +11,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
+# The head of an inline inventory of the project's shape: the eagle3 group with the controller (localhost, local);
+# a test appends its own groups under eagle3's children (8 spaces in).
+CONTROLLER_INVENTORY = """---
+all:
+  children:
+    eagle3:
+      children:
+        controller:
+          hosts:
+            localhost:
+              ansible_connection: local
+              ansible_python_interpreter: "{{ ansible_playbook_python }}"
+"""
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 sys.path.insert(0, str(ROOT / "scripts"))
 # The plugins that import each other do so as the collection's modules (ansible_collections.eagle3.trn2...):

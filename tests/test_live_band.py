@@ -24,7 +24,7 @@ import pytest
 import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
-from conftest import ROOT
+from conftest import CONTROLLER_INVENTORY, ROOT
 from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
 
 sys.path.insert(0, str(ROOT / "molecule" / "default" / "tests"))
@@ -184,16 +184,7 @@ def test_without_a_live_band_of_the_exact_key_the_alert_keeps_the_floor():
 
 
 # --- Through Ansible: the project's mapping, the playbook against an HTTP API, the template -------------------------
-INVENTORY = """---
-all:
-  children:
-    eagle3:
-      children:
-        controller:
-          hosts:
-            localhost:
-              ansible_connection: local
-              ansible_python_interpreter: "{{ ansible_playbook_python }}"
+INVENTORY = CONTROLLER_INVENTORY + """\
         monitor:
           hosts:
             live-monitor-1:

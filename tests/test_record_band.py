@@ -13,20 +13,11 @@ from pathlib import Path
 
 import yaml
 
-from conftest import ROOT, RUNS
+from conftest import CONTROLLER_INVENTORY, ROOT, RUNS
 from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
 from test_report_render import report
 
-INVENTORY = """---
-all:
-  children:
-    eagle3:
-      children:
-        controller:
-          hosts:
-            localhost:
-              ansible_connection: local
-              ansible_python_interpreter: "{{ ansible_playbook_python }}"
+INVENTORY = CONTROLLER_INVENTORY + """\
         vllm_hosts:
           hosts:
             rehearsal-1: {ansible_host: 127.0.0.1, ansible_port: 2297}
