@@ -25,24 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import CONTROLLER_INVENTORY, ROOT
 
 FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"
 NEURON = {"eagle3_accelerator": "neuron", "neuron_sdk_apt_key_fingerprint": FINGERPRINT}
 EC2 = {"eagle3_provider": "ec2", "provision_ec2_admin_cidr": "203.0.113.7/32"}
 HOSTS = ("badinput-rehearsal-1", "badinput-monitor")  # never created
 API_KEY = "badinput-serving-key-not-a-secret"
-INVENTORY = f"""---
 # molecule default's inventory with hosts that never exist: serving the best profile, a monitor host.
-all:
-  children:
-    eagle3:
-      children:
-        controller:
-          hosts:
-            localhost:
-              ansible_connection: local
-              ansible_python_interpreter: "{{{{ ansible_playbook_python }}}}"
+INVENTORY = CONTROLLER_INVENTORY + f"""\
               eagle3_serve: best
         podman_hosts:
           vars:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number, median
 from ansible_collections.eagle3.trn2.plugins.module_utils.rounds import choose as choose_round
 
 
@@ -307,12 +307,6 @@ def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
     return sweep
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def eagle3_fleet(hosts: dict[str, list[dict[str, Any]]], outlier_tolerance: float = 0.10) -> dict[str, Any]:
     """Per profile across hosts: median/min/max of the tutorial's metrics, and outlier hosts.
 
@@ -330,7 +324,7 @@ def eagle3_fleet(hosts: dict[str, list[dict[str, Any]]], outlier_tolerance: floa
         for metric in METRICS + ("p99_ttft_ms", "p99_tpot_ms", "speedup", "acceptance_rate", "acceptance_length",
                                  "cost_per_1m", "saving"):
             values = [r[metric] for r in per_host.values() if r.get(metric) is not None]
-            stats[metric] = ({"median": _median(values), "min": min(values), "max": max(values)}
+            stats[metric] = ({"median": median(values), "min": min(values), "max": max(values)}
                              if values else None)
         outliers = []
         for host, row in sorted(per_host.items()):
@@ -339,7 +333,7 @@ def eagle3_fleet(hosts: dict[str, list[dict[str, Any]]], outlier_tolerance: floa
                       if h != host and r.get("output_throughput") is not None]
             if value is None or not others:
                 continue
-            reference = _median(others)
+            reference = median(others)
             if reference > 0 and value < reference * (1 - outlier_tolerance):
                 outliers.append({"host": host, "output_throughput": value, "others_median": reference,
                                  "below_median": 1 - value / reference})

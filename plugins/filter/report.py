@@ -46,7 +46,7 @@ def _expected_hosts(run_json: dict[str, Any], hosts: list[str] | None) -> tuple[
     return sorted(hosts or []), "bench_report_hosts (no run.json)", problem
 
 
-def _host_problems(entry: dict[str, Any] | None, baseline: str) -> list[str]:
+def _host_problems(entry: dict[str, Any] | None, baseline: str, round_problems: list[str]) -> list[str]:
     if entry is None:
         return ["no results fetched (host failed before benchmarking or was unreachable)"]
     problems = [f"unusable file {b['file']}: {b['reason']}" for b in entry["bad_files"]]
@@ -59,14 +59,13 @@ def _host_problems(entry: dict[str, Any] | None, baseline: str) -> list[str]:
         problems.append(f"no {baseline} result")
     if entry["results"] and not [p for p in entry["results"] if p != baseline]:
         problems.append("no speculative profile result")
-    problems += [f"rounds: {why}" for why in _rounds.host_rounds(entry)[1]]
+    problems += [f"rounds: {why}" for why in round_problems]
     return problems
 
 
-def _pooled(entry: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """{profile: [round 1, round 2, ...]} of a host; a profile with incomplete rounds (its host fails) keeps what it
-    has, round 1 alone."""
-    complete, _ = _rounds.host_rounds(entry)
+def _pooled(entry: dict[str, Any], complete: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """{profile: [round 1, round 2, ...]} of a host (`complete`: its profiles with every round, rounds.host_rounds);
+    a profile with incomplete rounds (its host fails) keeps what it has, round 1 alone."""
     return {p: complete.get(p) or [d] for p, d in entry["results"].items()}
 
 
@@ -209,10 +208,13 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     if not expected:
         reasons.append("no expected hosts: the run has no run.json and bench_report_hosts is empty "
                        "(an empty inventory after teardown reports nothing)")
-    failed = {h: "; ".join(p) for h in expected if (p := _host_problems(loaded.get(h), baseline))}
+    # Each host's rounds, read once: the complete ones are pooled below, the missing ones fail the host.
+    rounds = {h: _rounds.host_rounds(entry) for h, entry in loaded.items()}
+    failed = {h: "; ".join(p) for h in expected
+              if (p := _host_problems(loaded.get(h), baseline, rounds[h][1] if h in rounds else []))}
     usable = [h for h in expected if h in loaded and loaded[h]["results"]]
     # Each profile's rounds pooled (means), with intervals and the decision value (plugins/module_utils/rounds.py).
-    per_round = {h: _pooled(loaded[h]) for h in usable}
+    per_round = {h: _pooled(loaded[h], rounds[h][0]) for h in usable}
     pooled = {h: {p: _rounds.pooled(docs) for p, docs in per_round[h].items()} for h in usable}
     rows = {h: _rounds.with_intervals(eagle3_compare(pooled[h], baseline, price), per_round[h], baseline)
             for h in usable}
