@@ -1,5 +1,7 @@
 """Fault drills on the converged rehearsal host, each a real `ansible-playbook site.yml` run.
 
+- a rerun of the converged run (the rerun shortcut, issue 38 item 1): the host and service phases are skipped after
+  one check each and nothing changes; a unit edited by hand makes the service phase run again and restore it;
 - the port already taken: reported with the holder's PID and command, nothing started;
 - a full disk for the results: reported before any benchmark starts;
 - a run killed mid-benchmark, with a second host unreachable, at -vvv with a canary token:
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -34,6 +37,28 @@ def unit_starts(profile: str, since: str) -> list[str]:
     ExecMainStartTimestamp: a cleanly stopped unit is unloaded by systemd's garbage collection, and reads 0 after."""
     log = HOST.run(f"journalctl -u vllm-{profile}.service --since @{since} --no-pager -o cat").stdout
     return [line for line in log.splitlines() if line.startswith(("Starting vllm-", "Started vllm-"))]
+
+
+def test_a_converged_rerun_skips_the_host_phases_and_an_edited_unit_runs_its_phase_again():
+    """First in this file: the host is as molecule's idempotence pass left it (which ran every phase in full,
+    eagle3_rerun_shortcut off, and recorded each), but for test_api_serving's reboot, which changes nothing a phase
+    manages. The rerun, with the shortcut on as in real runs, must skip both host phases (the fingerprints of what
+    they manage are stable across the benchmark, serving and monitoring phases and a reboot) and change nothing."""
+    rc, out = run_site("molecule")
+    assert rc == 0, out[-3000:]
+    for phase in ("host", "service"):
+        assert f"{NAME}: the {phase} phase is skipped, the host is as run molecule left it" in out, out[-3000:]
+    recap = re.search(rf"{NAME}\s*: ok=(\d+)\s+changed=(\d+)", out)
+    assert recap and recap[2] == "0", out[-3000:]
+    unit = "/etc/systemd/system/vllm-baseline.service"
+    kept = HOST.file(unit).content_string
+    assert HOST.run(f"echo '# edited by hand' >> {unit}").rc == 0
+    rc, out = run_site("molecule", playbook="eagle3.trn2.host eagle3.trn2.service")
+    assert rc == 0, out[-3000:]
+    assert f"{NAME}: the host phase is skipped" in out, out[-3000:]
+    assert (f"{NAME}: the service phase runs: changed on the host since run molecule: "
+            f"/etc/systemd/system/vllm-*.service") in out, out[-3000:]
+    assert HOST.file(unit).content_string == kept
 
 
 def test_port_taken_is_reported_with_its_holder():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,29 @@ def play(*extra: str, playbook: str = "playbooks/host.yml", token: str | None = 
 def releases(**rows: dict) -> str:
     base = yaml.safe_load((ROOT / "group_vars/all/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
     return json.dumps({"eagle3_neuron_releases": dict(base, **rows)})
+
+
+def test_a_rerun_skips_both_phases_and_a_changed_deb_runs_the_host_phase():
+    """First: the host is as the idempotence pass left it (every phase run in full, eagle3_rerun_shortcut off, each
+    recorded). With the shortcut on, as in real runs, both phases are skipped after one check each; the venv's
+    constraints file edited by hand makes the host phase run again (in check mode, which keeps the record: the file is
+    put back after)."""
+    for phase, playbook in (("host", "playbooks/host.yml"), ("service", "playbooks/service.yml")):
+        rc, out = play(playbook=playbook)
+        assert rc == 0, out[-2000:]
+        assert f"{NAME}: the {phase} phase is skipped, the host is as run " in out, out[-2000:]
+        assert "changed=0" in out.split("PLAY RECAP")[-1]
+    constraints = "/opt/eagle3/venv/eagle3-constraints.txt"
+    kept = HOST.file(constraints).content_string
+    assert HOST.run(f"echo 'six==1.0' >> {constraints}").rc == 0
+    try:
+        rc, out = play("--check")
+    finally:
+        HOST.run(f"printf %s {shlex.quote(kept)} > {constraints}")
+    assert rc == 0, out[-2000:]
+    assert f"{NAME}: the host phase runs: changed on the host since run " in out and constraints in out, out[-2000:]
+    rc, out = play(playbook="playbooks/host.yml")
+    assert f"{NAME}: the host phase is skipped" in out, out[-2000:]
 
 
 def test_repository_line_and_keyring_as_documented():
@@ -158,7 +182,9 @@ def test_foreign_process_holding_cores_is_named():
     HOST.run("mkdir -p /etc/eagle3-fixture && echo '[{\"pid\": 4242, \"command\": \"python3 train.py\"}]'"
              " > /etc/eagle3-fixture/neuron-processes.json")
     try:
-        rc, out = play()
+        # The host phase's own check, so with the shortcut off: the host has not changed since its record (the
+        # benchmark checks again before every server start, vllm_bench's profile_start.yml).
+        rc, out = play("-e", "eagle3_rerun_shortcut=false")
         assert rc != 0
         assert "NeuronCores are held by" in out and '"pid": 4242' in out and "python3 train.py" in out
     finally:

@@ -1,0 +1,65 @@
+"""What a host phase's record is compared by, on the controller (issue 38, item 1; plugins/module_utils/phase_state.py
+holds the host's side).
+
+A phase's inputs are every input its roles declare (their meta/argument_specs.yml, every entry point), as the play
+resolves them for the host, and the code that runs them (the roles' files, the collection's plugins and the phase's
+playbook): a changed setting, role input or collection version makes another digest, and the phase runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+# Each host phase, its roles (in the order its play runs them) and its playbook.
+PHASE_ROLES: dict[str, tuple[str, ...]] = {
+    "host": ("neuron_sdk", "vllm_install", "model_assets"),
+    "service": ("vllm_service",),
+}
+
+
+def _check(phase: Any) -> str:
+    if phase not in PHASE_ROLES:
+        raise ValueError(f"phase: expected one of {', '.join(PHASE_ROLES)}, got {phase!r}")
+    return str(phase)
+
+
+@lru_cache(maxsize=None)
+def role_inputs(role: str) -> tuple[str, ...]:
+    """Every option of every entry point of a role's argument specs, in file order, each once."""
+    specs = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    return tuple(dict.fromkeys(name for entry in specs.values() for name in (entry.get("options") or {})))
+
+
+def phase_inputs(phase: Any) -> list[str]:
+    """The role inputs of a phase (neuron_sdk's on a CPU host too: its play holds the role, unused)."""
+    return list(dict.fromkeys(name for role in PHASE_ROLES[_check(phase)] for name in role_inputs(role)))
+
+
+@lru_cache(maxsize=None)
+def code_digest(phase: str) -> str:
+    """sha256 over the phase's roles' files, the collection's plugins and the phase's playbooks (paths and contents)."""
+    digest = hashlib.sha256()
+    tops = [ROOT / "roles" / role for role in PHASE_ROLES[_check(phase)]]
+    tops += [ROOT / "plugins", ROOT / "playbooks" / f"{phase}.yml", ROOT / "playbooks" / "tasks" / "phase_skip.yml",
+             ROOT / "playbooks" / "tasks" / "phase_record.yml"]
+    for top in tops:
+        files = sorted(top.rglob("*")) if top.is_dir() else [top]
+        for path in files:
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def phase_digest(values: Mapping[str, Any], phase: Any) -> str:
+    if not isinstance(values, Mapping):
+        raise ValueError(f"phase inputs: expected a mapping of role inputs, got {type(values).__name__}")
+    text = json.dumps({"phase": _check(phase), "code": code_digest(str(phase)), "inputs": values}, sort_keys=True,
+                      default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+

@@ -1,0 +1,170 @@
+"""A host phase's state, recorded when the phase succeeds and compared before the next run (issue 38, item 1).
+
+A host phase (host: the SDK, vLLM and the models; service: the server units) is skipped on a rerun when two things
+equal what its record says, the record being written on the host when the phase last finished:
+  - its inputs: a digest of the phase's role inputs as resolved for the host and of the phase's code (the controller
+    computes it: plugins/module_utils/phase_inputs.py, in the action eagle3.trn2.phase_state);
+  - the host: a fingerprint of everything the phase writes or reads back on the host (the play names the paths,
+    playbooks/host.yml and service.yml), taken here, in one module call.
+Anything else (a changed setting, a unit edited by hand, a package upgraded, a model removed, a new version of the
+collection) differs and the phase runs. A phase that runs drops its record first, so a phase that fails leaves none.
+
+Path specs (dicts), each with a glob `path` (no match: recorded as absent) and optional `exclude` globs of the
+matched names to leave out (another phase's files):
+  file     content digest, mode, owner (the units, configs, environment files, dpkg's status)
+  tree     every entry below, recursively: type, mode, owner, size, mtime (the models); `exclude` globs of names
+  entries  the entries of a directory matching `match` globs, with their mtime (the venv's *.dist-info: a package
+           installed, removed or reinstalled changes them, the __pycache__ a run writes does not)
+  stat     the path itself: type, mode, owner (a directory the phase creates)
+  user     a system account: uid, gid, home, shell      group  a group: gid
+"""
+from __future__ import annotations
+
+import fnmatch
+import glob
+import grp
+import hashlib
+import json
+import os
+import pwd
+import stat
+from typing import Any, Iterable, Mapping
+
+FORMAT = 1
+KINDS = ("file", "tree", "entries", "stat", "user", "group")
+# The phases in site.yml's order: a phase that runs makes every later one run too (its inputs may be what it changed).
+PHASES = ("host", "service")
+
+
+def _stat_row(st: os.stat_result, times: bool) -> list[Any]:
+    row = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid]
+    if times and not stat.S_ISDIR(st.st_mode):
+        row += [st.st_size, st.st_mtime_ns]
+    return row
+
+
+def _file(path: str) -> list[Any]:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return ["link", os.readlink(path)]
+    row = _stat_row(st, times=False)
+    if stat.S_ISREG(st.st_mode):
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        row.append(digest.hexdigest())
+    return row
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _tree(path: str, exclude: Iterable[str]) -> list[Any]:
+    exclude = list(exclude)
+    rows: list[Any] = [_stat_row(os.lstat(path), times=False)]
+    for top, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not _matches(d, exclude))
+        for name in sorted(dirs) + sorted(f for f in files if not _matches(f, exclude)):
+            full = os.path.join(top, name)
+            st = os.lstat(full)
+            row = _stat_row(st, times=True)
+            if stat.S_ISLNK(st.st_mode):
+                row.append(os.readlink(full))
+            rows.append([os.path.relpath(full, path), row])
+    return rows
+
+
+def _entries(path: str, match: Iterable[str]) -> list[Any]:
+    match = list(match) or ["*"]
+    rows: list[Any] = [_stat_row(os.lstat(path), times=False)]
+    for name in sorted(os.listdir(path)):
+        if _matches(name, match):
+            st = os.lstat(os.path.join(path, name))
+            rows.append([name, stat.S_IFMT(st.st_mode), st.st_mtime_ns])
+    return rows
+
+
+def _account(kind: str, name: str) -> list[Any] | None:
+    try:
+        if kind == "user":
+            entry = pwd.getpwnam(name)
+            return [entry.pw_uid, entry.pw_gid, entry.pw_dir, entry.pw_shell]
+        return [grp.getgrnam(name).gr_gid]
+    except KeyError:
+        return None
+
+
+def spec_key(spec: Mapping[str, Any]) -> str:
+    return f"{spec['kind']}:{spec['path']}"
+
+
+def check_specs(specs: Any) -> list[str]:
+    """What is wrong with a list of path specs (empty when nothing)."""
+    if not isinstance(specs, list) or not specs:
+        return [f"expected a non-empty list of path specs, got {specs!r}"]
+    problems = []
+    for spec in specs:
+        if not isinstance(spec, Mapping) or spec.get("kind") not in KINDS or not isinstance(spec.get("path"), str) \
+                or not spec["path"]:
+            problems.append(f"expected {{kind: one of {', '.join(KINDS)}, path: a non-empty string}}, got {spec!r}")
+        elif spec["kind"] not in ("user", "group") and not spec["path"].startswith("/"):
+            problems.append(f"{spec_key(spec)}: expected an absolute path")
+    return problems
+
+
+def fingerprint(specs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Each spec's digest (by spec_key): what the phase left there, or "absent"."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        kind, path = spec["kind"], spec["path"]
+        if kind in ("user", "group"):
+            parts: list[Any] = [[path, _account(kind, path)]]
+        else:
+            parts = []
+            matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+            if kind != "tree":  # a tree's exclude is of the names below it
+                matches = [m for m in matches if not _matches(os.path.basename(m), spec.get("exclude") or [])]
+            for match in matches:
+                try:
+                    if kind == "file":
+                        row: Any = _file(match)
+                    elif kind == "tree":
+                        row = _tree(match, spec.get("exclude") or [])
+                    elif kind == "entries":
+                        row = _entries(match, spec.get("match") or [])
+                    else:
+                        row = _stat_row(os.lstat(match), times=False)
+                except FileNotFoundError:
+                    row = None
+                parts.append([match, row])
+        absent = all(row is None for _, row in parts)
+        out[spec_key(spec)] = "absent" if absent else hashlib.sha256(
+            json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return out
+
+
+def record(phase: str, inputs: str, prints: Mapping[str, str], run: str, written: str) -> dict[str, Any]:
+    return {"format": FORMAT, "phase": phase, "inputs": inputs, "fingerprint": dict(prints), "run": run,
+            "written": written}
+
+
+def same_record(old: Any, new: Mapping[str, Any]) -> bool:
+    """Whether a record on the host says what a new one would (its run and time aside)."""
+    return isinstance(old, Mapping) and all(old.get(key) == new[key] for key in ("format", "phase", "inputs",
+                                                                                  "fingerprint"))
+
+
+def compare(old: Any, phase: str, inputs: str, prints: Mapping[str, str]) -> tuple[bool, str]:
+    """(skip, why): the phase may be skipped only when its record holds these inputs and this fingerprint."""
+    if not isinstance(old, Mapping) or old.get("format") != FORMAT or old.get("phase") != phase:
+        return False, "no record of the phase on this host"
+    if old.get("inputs") != inputs:
+        return False, "its inputs changed (a setting, a role input or the collection's code)"
+    recorded = old.get("fingerprint") or {}
+    changed = sorted(set(recorded) ^ set(prints) | {k for k in prints if recorded.get(k) != prints[k]})
+    if changed:
+        shown = ", ".join(key.split(":", 1)[1] for key in changed[:4]) + (" ..." if len(changed) > 4 else "")
+        return False, f"changed on the host since run {old.get('run')}: {shown}"
+    return True, f"as run {old.get('run')} left it at {old.get('written')}"

@@ -1,0 +1,109 @@
+#!/usr/bin/python
+"""Compare a host phase with its record on the host, or record it (issue 38, item 1)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: phase_state
+short_description: Whether a host phase can be skipped because the host is as the phase left it; record it when it ends
+description:
+  - C(state=compare), at the start of a phase (one call per host) - fingerprints the I(paths) the phase manages and
+    compares them and I(inputs) with the phase's record in I(state_dir). Returns C(skip) true only when
+    I(shortcut) is true and both equal the record. When the phase is not skipped, its record is dropped first, so a
+    phase that then fails leaves no record and the next run runs it again.
+  - C(state=recorded), after the phase succeeded - fingerprints the I(paths) again and writes the record (root only),
+    unless the record already says the same.
+  - The records are the automation's own bookkeeping, like a fact cache, and never count as a change of the host
+    (changed is always false). Check mode writes and drops nothing.
+  - The fingerprint covers what each path spec's kind reads (plugins/module_utils/phase_state.py); secrets never enter
+    the record in clear, only the controller's digest of the inputs.
+options:
+  phase: {description: The phase (host or service)., type: str, required: true, choices: [host, service]}
+  inputs: {description: The controller's digest of the phase's role inputs and code., type: str, required: true}
+  paths: {description: The path specs the phase manages (see plugins/module_utils/phase_state.py)., type: list, elements: dict, required: true}
+  state: {description: compare (before the phase) or recorded (after it)., type: str, choices: [compare, recorded], default: compare}
+  shortcut: {description: Whether an unchanged phase may be skipped (eagle3_rerun_shortcut)., type: bool, default: true}
+  unused_because: {description: The C(why) when I(shortcut) is false., type: str, default: eagle3_rerun_shortcut is off}
+  state_dir: {description: Where the records are kept (root only)., type: path, default: /var/lib/eagle3/state}
+  run: {description: The run id written into the record., type: str, default: ""}
+author: eagle3 project
+"""
+
+EXAMPLES = r"""
+- name: Compare the host with the host phase's record
+  eagle3.trn2.phase_state:
+    phase: host
+    inputs: "{{ digest }}"
+    paths: [{kind: file, path: /var/lib/dpkg/status}, {kind: tree, path: /var/lib/eagle3/models}]
+  register: probe
+"""
+
+RETURN = r"""
+skip: {description: Whether the phase can be skipped (state=compare)., type: bool, returned: always}
+why: {description: Why it can or cannot (the paths that changed, or the run that left the host so)., type: str, returned: always}
+record: {description: The record as it is (or would be) on the host., type: dict, returned: always}
+"""
+
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase_state import (
+    check_specs, compare, fingerprint, record, same_record)
+
+
+def _read(path: str):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: str, data: dict) -> None:
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    os.chmod(os.path.dirname(path), 0o700)
+    handle, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".record-")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=1, sort_keys=True)
+    os.chmod(temp, 0o600)
+    os.replace(temp, path)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={
+        "phase": {"type": "str", "required": True, "choices": ["host", "service"]},
+        "inputs": {"type": "str", "required": True},
+        "paths": {"type": "list", "elements": "dict", "required": True},
+        "state": {"type": "str", "choices": ["compare", "recorded"], "default": "compare"},
+        "shortcut": {"type": "bool", "default": True},
+        "unused_because": {"type": "str", "default": "eagle3_rerun_shortcut is off"},
+        "state_dir": {"type": "path", "default": "/var/lib/eagle3/state"},
+        "run": {"type": "str", "default": ""},
+    }, supports_check_mode=True)
+    params = module.params
+    problems = check_specs(params["paths"])
+    if problems:
+        module.fail_json(msg="phase_state paths: " + "; ".join(problems))
+    path = os.path.join(params["state_dir"], f"{params['phase']}.json")
+    old = _read(path)
+    prints = fingerprint(params["paths"])
+    if params["state"] == "compare":
+        skip, why = compare(old, params["phase"], params["inputs"], prints)
+        if not params["shortcut"]:
+            skip, why = False, params["unused_because"]
+        if not skip and old is not None and not module.check_mode:
+            os.unlink(path)
+        module.exit_json(changed=False, skip=skip, why=why, record=old or {})
+    new = record(params["phase"], params["inputs"], prints, params["run"],
+                 datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    if same_record(old, new):
+        module.exit_json(changed=False, skip=False, why="the record already says so", record=old)
+    if not module.check_mode:
+        _write(path, new)
+    module.exit_json(changed=False, skip=False, why="recorded", record=new)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""The rerun shortcut (issue 38, item 1): a host phase is skipped only when its inputs, its code and what it manages on
+the host equal its record.
+
+The class of wrong skips is "something the phase manages changed, and the phase was skipped anyway". Hypothesis
+builds trees of files, records them, applies one generated change of any kind (content, mode, a new file, a removed
+file, a retargeted link, a package's dist-info reinstalled) and checks the comparison runs the phase and names the
+path; changes to what a spec leaves out (a __pycache__, a file outside the match) must not. The module and its action
+then run in a real ansible-playbook (connection local): no record runs the phase, a record skips it, a changed role
+input or file runs it again, check mode writes nothing, the record is root-only and holds no secret.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from ansible_collections.eagle3.trn2.plugins.module_utils import phase_inputs as PI
+from ansible_collections.eagle3.trn2.plugins.module_utils import phase_state as PS
+from conftest import ROOT
+
+NAMES = st.text("abcdefgh", min_size=1, max_size=4)
+FILES = st.dictionaries(st.lists(NAMES, min_size=1, max_size=3).map("/".join), st.binary(max_size=32),
+                        min_size=1, max_size=6)
+
+
+def build(top: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        path = top / rel
+        if any(parent.is_file() for parent in path.parents if parent != top and top in parent.parents):
+            continue  # "a" as a file and "a/b" below it cannot both exist
+        if path.is_dir():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def specs(top: Path) -> list[dict]:
+    return [{"kind": "tree", "path": str(top / "tree"), "exclude": ["__pycache__", "*.pyc"]},
+            {"kind": "file", "path": str(top / "etc" / "*.conf"), "exclude": ["serve.conf"]},
+            {"kind": "entries", "path": str(top / "site"), "match": ["*.dist-info"]},
+            {"kind": "stat", "path": str(top / "home")}]
+
+
+def layout(top: Path, files: dict[str, bytes]) -> None:
+    build(top / "tree", files)
+    (top / "etc").mkdir(parents=True, exist_ok=True)
+    (top / "etc" / "a.conf").write_text("a = 1\n")
+    (top / "etc" / "serve.conf").write_text("key\n")
+    (top / "site" / "vllm-0.29.0.dist-info").mkdir(parents=True, exist_ok=True)
+    (top / "site" / "vllm").mkdir(exist_ok=True)
+    (top / "home").mkdir(exist_ok=True)
+
+
+def first_file(top: Path) -> Path:
+    return sorted(p for p in (top / "tree").rglob("*") if p.is_file())[0]
+
+
+# Each change, and the spec it must be seen by (None: a change the specs leave out, which must not run the phase).
+CHANGES = {
+    "content": (lambda top: first_file(top).write_bytes(first_file(top).read_bytes() + b"x"), "tree"),
+    "mode": (lambda top: first_file(top).chmod(0o600 if first_file(top).stat().st_mode & 0o777 != 0o600 else 0o644),
+             "tree"),
+    "new file": (lambda top: (top / "tree" / "zz-new").write_text("n"), "tree"),
+    "removed file": (lambda top: first_file(top).unlink(), "tree"),
+    "link": (lambda top: (top / "tree" / "zz-link").symlink_to("elsewhere"), "tree"),
+    "config edited": (lambda top: (top / "etc" / "a.conf").write_text("a = 2\n"), "file"),
+    "config added": (lambda top: (top / "etc" / "b.conf").write_text("b\n"), "file"),
+    "package reinstalled": (lambda top: (os.utime(top / "site" / "vllm-0.29.0.dist-info", ns=(1, 1))), "entries"),
+    "package added": (lambda top: (top / "site" / "torch-2.9.dist-info").mkdir(), "entries"),
+    "home's mode": (lambda top: (top / "home").chmod(0o700), "stat"),
+    "pycache written": (lambda top: (top / "tree" / "__pycache__").mkdir(exist_ok=True), None),
+    "pyc written": (lambda top: (top / "tree" / "m.pyc").write_text("c"), None),
+    "serving key rotated": (lambda top: (top / "etc" / "serve.conf").write_text("other\n"), None),
+    "package imported": (lambda top: (top / "site" / "vllm" / "__pycache__").mkdir(exist_ok=True), None),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=FILES, change=st.sampled_from(sorted(CHANGES)))
+def test_any_change_to_what_a_phase_manages_runs_it_and_nothing_else_does(tmp_path_factory, files, change):
+    top = tmp_path_factory.mktemp("phase")
+    layout(top, files)
+    recorded = PS.record("host", "in-1", PS.fingerprint(specs(top)), "run-a", "t0")
+    assert PS.compare(recorded, "host", "in-1", PS.fingerprint(specs(top))) == (True, "as run run-a left it at t0")
+    apply, seen_by = CHANGES[change]
+    apply(top)
+    skip, why = PS.compare(recorded, "host", "in-1", PS.fingerprint(specs(top)))
+    if seen_by is None:
+        assert skip, (change, why)
+    else:
+        spec = next(s for s in specs(top) if s["kind"] == seen_by)
+        assert not skip and spec["path"] in why, (change, why)
+
+
+@given(inputs=st.text(min_size=1, max_size=8), other=st.text(min_size=1, max_size=8))
+def test_other_inputs_or_no_record_or_another_phase_run_it(inputs, other):
+    prints = {"file:/x": "absent"}
+    recorded = PS.record("host", inputs, prints, "r", "t")
+    assert PS.compare(recorded, "host", other, prints)[0] is (inputs == other)
+    assert PS.compare(None, "host", inputs, prints) == (False, "no record of the phase on this host")
+    assert PS.compare(recorded, "service", inputs, prints)[0] is False
+    assert PS.compare({**recorded, "format": PS.FORMAT + 1}, "host", inputs, prints)[0] is False
+    # a spec added to the phase (a new version of the play) is a change too
+    assert PS.compare(recorded, "host", inputs, {**prints, "file:/y": "absent"})[0] is False
+
+
+def test_absent_paths_and_accounts_are_recorded_as_absent(tmp_path):
+    prints = PS.fingerprint([{"kind": "file", "path": str(tmp_path / "none")}, {"kind": "tree", "path": str(tmp_path / "no/*")},
+                             {"kind": "user", "path": "no-such-user-eagle3"}, {"kind": "group", "path": "no-such-group-eagle3"},
+                             {"kind": "user", "path": "root"}, {"kind": "group", "path": "root"}])
+    assert list(prints.values())[:4] == ["absent"] * 4 and prints["user:root"] != "absent" != prints["group:root"]
+
+
+@pytest.mark.parametrize("bad", [[], "x", [{"kind": "disk", "path": "/x"}], [{"kind": "file", "path": "rel"}],
+                                 [{"kind": "file"}], [{"kind": "tree", "path": ""}]])
+def test_a_wrong_path_spec_is_refused(bad):
+    assert PS.check_specs(bad)
+
+
+def test_a_phase_digests_every_input_its_roles_declare_and_its_code(tmp_path, monkeypatch):
+    for phase, roles in PI.PHASE_ROLES.items():
+        names = PI.phase_inputs(phase)
+        for role in roles:
+            assert set(PI.role_inputs(role)) <= set(names)
+        base = {name: f"v-{name}" for name in names}
+        digests = {PI.phase_digest({**base, name: "changed"}, phase) for name in names}
+        assert len(digests) == len(names) and PI.phase_digest(base, phase) not in digests
+    # the code: a copy of the collection, one file of each of the phase's roles and the plugins changed in turn
+    copy = tmp_path / "c"
+    for part in ("roles", "plugins", "playbooks"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(PI, "ROOT", copy)
+    for phase, roles in PI.PHASE_ROLES.items():
+        PI.code_digest.cache_clear()
+        before = PI.code_digest(phase)
+        for changed in [copy / "roles" / roles[-1] / "defaults" / "main.yml", copy / "plugins" / "filter" / "pins.py",
+                        copy / "playbooks" / f"{phase}.yml", copy / "playbooks" / "tasks" / "phase_skip.yml"]:
+            changed.write_text(changed.read_text() + "\n# changed\n")
+            PI.code_digest.cache_clear()
+            after = PI.code_digest(phase)
+            assert after != before, changed
+            before = after
+
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  vars:
+    vllm_service_user: eagle3-test
+    vllm_service_hf_token: "{{ lookup('ansible.builtin.env', 'PHASE_TOKEN') }}"
+    vllm_install_lock_dir: "{{ role_path }}/files/locks"
+  tasks:
+    - eagle3.trn2.phase_state:
+        phase: service
+        paths: [{kind: tree, path: "{{ top }}/managed"}]
+        state: "{{ state }}"
+        state_dir: "{{ top }}/state"
+        run: "{{ run }}"
+        shortcut: "{{ shortcut | default(true) | bool }}"
+      register: out
+    - ansible.builtin.copy: {content: "{{ out | to_json }}", dest: "{{ top }}/out.json", mode: "0600"}
+      check_mode: false
+"""
+
+
+def play(tmp_path: Path, state: str, *extra: str, token: str = "hf_secret0123456789", check: bool = False) -> dict:
+    (tmp_path / "play.yml").write_text(PLAY)
+    args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+            "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"top={tmp_path}", "-e", f"state={state}",
+            "-e", "run=r1", *extra, str(tmp_path / "play.yml")] + (["--check"] if check else [])
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "PHASE_TOKEN": token,
+           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default"}
+    proc = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert token not in proc.stdout + proc.stderr
+    return json.loads((tmp_path / "out.json").read_text())
+
+
+def test_the_module_and_its_action_in_a_real_playbook(tmp_path):
+    (tmp_path / "managed").mkdir()
+    (tmp_path / "managed" / "unit").write_text("[Service]\n")
+    record = tmp_path / "state" / "service.json"
+    first = play(tmp_path, "compare")
+    assert first["skip"] is False and first["why"] == "no record of the phase on this host" and not first["changed"]
+    play(tmp_path, "recorded", check=True)
+    assert not record.exists()  # check mode writes nothing
+    play(tmp_path, "recorded")
+    assert oct(record.stat().st_mode & 0o777) == "0o600" and oct(record.parent.stat().st_mode & 0o777) == "0o700"
+    assert "hf_secret" not in record.read_text()
+    assert play(tmp_path, "compare")["skip"] is True
+    # a role input of the phase (the token, digested, never shown) changes: the phase runs and its record is dropped
+    out = play(tmp_path, "compare", token="hf_other0123456789", check=True)
+    assert out["skip"] is False and "inputs changed" in out["why"] and record.exists()  # check mode drops nothing
+    out = play(tmp_path, "compare", "-e", "vllm_service_user=someone-else")
+    assert out["skip"] is False and "inputs changed" in out["why"] and not record.exists()
+    play(tmp_path, "recorded")
+    (tmp_path / "managed" / "unit").write_text("[Service]\nUser=x\n")
+    out = play(tmp_path, "compare")
+    assert out["skip"] is False and str(tmp_path / "managed") in out["why"] and not record.exists()
+    play(tmp_path, "recorded")
+    out = play(tmp_path, "compare", "-e", "shortcut=false")
+    assert out["skip"] is False and out["why"] == "eagle3_rerun_shortcut is off"
