@@ -130,3 +130,13 @@ def test_the_report_role_gates_a_run_by_its_band(tmp_path):
     assert verdict["ok"] is False
     failing = [g for g in verdict["failing"] if g["gate"] == "acceptance_band"]
     assert [g["profile"] for g in failing] == ["eagle3-k3"] and "position 3 accepts" in failing[0]["message"], failing
+
+
+@given(method=st.sampled_from(["eagle3", "eagle", "draft_model"]), k=st.integers(1, 99))
+def test_bands_and_rounds_read_a_profiles_k_from_its_name_alike(method, k):
+    """One reading of "<method>-k<N>" (rounds.k_of) for the bands and the rounds, k >= 10 included; the baseline and
+    a single-k profile (named after the method alone) have none without the run's profiles."""
+    from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
+    assert B._k_of(f"{method}-k{k}", []) == R.k_of(f"{method}-k{k}") == k
+    assert B._k_of("baseline", []) is None is B._k_of(method, [])
+    assert B._k_of(method, [{"name": method, "speculative_config": {"num_speculative_tokens": k}}]) == k

@@ -89,3 +89,12 @@ def test_own_cores_gives_each_straggler_host_its_own_half_of_the_cpus(monkeypatc
     monkeypatch.setattr(stragglers.os, "sched_getaffinity", lambda pid: {0})
     with pytest.raises(SystemExit, match="at least 2 CPUs"):
         stragglers.own_cores("a", "b")
+
+
+def test_the_rerun_counts_the_tasks_each_host_ran_as_the_json_callback_counts_them():
+    # ansible.posix.json's stats: Ansible's AggregateStats, whose ok counts the changed tasks too (a changed result
+    # increments both); failures apart.
+    stats = {"stats": {"perf-site-1": {"ok": 49, "changed": 0, "failures": 0, "skipped": 31, "unreachable": 0},
+                       "localhost": {"ok": 45, "changed": 2, "failures": 1, "skipped": 20, "unreachable": 0}}}
+    assert perf.tasks_run(stats) == {"perf-site-1": {"ran": 49, "skipped": 31}, "localhost": {"ran": 46, "skipped": 20}}
+    assert perf.changed(stats) == {"perf-site-1": 0, "localhost": 2}

@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.rounds import k_of
+
 KEY = ("target", "draft", "dataset", "temperature", "k", "vllm", "plugin")
 NEAR = ("target", "draft", "dataset")
 
@@ -255,8 +257,7 @@ def _k_of(profile: str, profiles: Sequence[Mapping]) -> int | None:
     for p in profiles:
         if p.get("name") == profile and isinstance(p.get("speculative_config"), Mapping):
             return int(p["speculative_config"]["num_speculative_tokens"])
-    found = re.search(r"-k([1-9])$", profile)
-    return int(found.group(1)) if found else None
+    return k_of(profile)
 
 
 def alert_edges(entry: Mapping) -> dict:

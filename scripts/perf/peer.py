@@ -83,19 +83,26 @@ def main() -> int:
     parser.add_argument("--no-converge", action="store_true", help="the host is converged already")
     parser.add_argument("--keep", action="store_true", help="keep the host (default: teardown at the end)")
     args = parser.parse_args()
-    host, port = args.host.split(":")
+    figures = measure(args.host, args.prompts, args.rounds, converge=not args.no_converge, keep=args.keep,
+                      command="scripts/perf.sh --peer " + " ".join(sys.argv[1:]))
+    return 0 if figures.get("ok") else 1
+
+
+def measure(host_port: str, prompts: int, rounds: int, converge: bool, keep: bool, command: str) -> dict:
+    """Ours against the peer on host NAME:SERVER_PORT, `rounds` times each; the figures (saved as peer-<date>.json)."""
+    host, port = host_port.split(":")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     results = Path(os.environ.get("EAGLE3_RESULTS_DIR", perf.OUT / "results"))
     results.mkdir(parents=True, exist_ok=True)
     work = perf.OUT / f"peer-{stamp}"
     inv = perf.inventory(work / "one", {host: int(port)})
-    bench = ["-e", json.dumps({"eagle3_bench_num_prompts": args.prompts})]
+    bench = ["-e", json.dumps({"eagle3_bench_num_prompts": prompts})]
     figures: dict = {"date": stamp, "machine": perf.machine(), "revision": subprocess.run(
         ["git", "-C", str(perf.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
-        "command": "scripts/perf.sh --peer " + " ".join(sys.argv[1:]), "host": host, "prompts": args.prompts,
+        "command": command, "host": host, "prompts": prompts,
         "ours_s": [], "peer_s": [], "order": []}
     try:
-        if not args.no_converge:
+        if converge:
             perf.log(f"converging {host} (provision, install, models, units)")
             wall, rc, tail = run_book(perf.ROOT, inv, "site.yml", f"peer-conv-{stamp}", results,
                                       "--tags", "provision,vllm,models,service")
@@ -108,7 +115,7 @@ def main() -> int:
         params = {"baseline": {}, "eagle3": {"speculative_config": eagle3["speculative-config"]}}
         host_sh(host, f"cat > {HOME}/peer-params.json <<'EOF'\n{json.dumps(params)}\nEOF\nchown eagle3: {HOME}/peer-params.json")
         peer_cmd = None
-        for rnd in range(args.rounds):
+        for rnd in range(rounds):
             # The first round runs ours first: the peer takes our client's flags from it.
             for who in (("ours", "peer") if rnd % 2 == 0 else ("peer", "ours")):
                 load = os.getloadavg()[0]
@@ -156,10 +163,10 @@ def main() -> int:
         figures["ok"] = figures["ratio"] <= 1.05
         perf.log(f"ours {figures['ours_s']} s, peer {figures['peer_s']} s: median ratio {figures['ratio']} (goal <= 1.05)")
     finally:
-        if not args.keep:
+        if not keep:
             remove_pair(perf.ROOT, inv, [host], f"peer-down-{stamp}", results)
         perf.save_figures(figures, f"peer-{stamp}")
-    return 0 if figures.get("ok") else 1
+    return figures
 
 
 if __name__ == "__main__":

@@ -4,15 +4,17 @@
 On rehearsal hosts of this machine, in one run:
   1. overhead: the tutorial's bare commands (tutorial-bare.sh) on a fresh host vs `site.yml` on
      an identical fresh host; ratio of wall times (target <= 1.10);
-  2. no-op rerun: `site.yml` again on the converged host, same run id; changed count (target 0)
-     and wall time (target <= 20 s per host);
+  2. no-op rerun: `site.yml` again on the converged host, same run id; changed count (target 0),
+     wall time (target <= 20 s per host) and the tasks it ran (ok + changed, per host; skipped apart);
   3. scaling: converge (provision, install, models, units) 1 fresh host, then 4 fresh hosts;
      ratio of wall times (target <= 1.5);
   4. readiness lag: from the server's "Application startup complete." in the journal to the end
-     of the play's readiness task (target <= 2 s), for every profile started in step 1.
+     of the play's readiness task (target <= 2 s), for every profile started in step 1;
+  5. peer: on the converged host of step 1, the benchmark phase against `vllm bench sweep serve` doing the same two
+     profiles (scripts/perf/peer.py, --peer-rounds pairs; target <= 1.05).
 Every host it creates is named perf-* and removed at the end (playbooks/teardown.yml).
 
-usage: scripts/perf.sh [--repeat N] [--skip-scaling] [--keep]
+usage: scripts/perf.sh [--repeat N] [--skip-scaling] [--peer-rounds R] [--keep]
 """
 from __future__ import annotations
 
@@ -88,6 +90,13 @@ def changed(report: dict) -> dict[str, int]:
     return {host: stats["changed"] for host, stats in report["stats"].items()}
 
 
+def tasks_run(report: dict) -> dict[str, dict[str, int]]:
+    """Per host, the tasks that ran (ok + changed + failed; PLAY RECAP's ok counts changed ones too) and those
+    skipped."""
+    return {host: {"ran": stats["ok"] + stats.get("failures", 0), "skipped": stats["skipped"]}
+            for host, stats in report["stats"].items()}
+
+
 def finished_tasks(report: dict, name_part: str):
     """(task, start, end as epoch seconds) of every finished task whose name contains name_part.
 
@@ -156,6 +165,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="repetitions of the no-op rerun (medians)")
     parser.add_argument("--skip-scaling", action="store_true")
+    parser.add_argument("--peer-rounds", type=int, default=1, help="pairs of ours and the peer (0: no peer)")
     parser.add_argument("--keep", action="store_true", help="keep the perf-* hosts")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -190,11 +200,21 @@ def main() -> int:
         reruns = []
         for i in range(args.repeat):
             again = playbook(site_only, "site.yml", run_id)
-            reruns.append({"wall": round(again["wall"], 1), "changed": changed(again)})
+            reruns.append({"wall": round(again["wall"], 1), "changed": changed(again), "tasks": tasks_run(again)})
             log(f"2. no-op rerun {i + 1}: {reruns[-1]}")
         figures["rerun"] = reruns
         figures["rerun_s"] = statistics.median(r["wall"] for r in reruns)
         figures["rerun_changed"] = max(sum(r["changed"].values()) for r in reruns)
+        figures["rerun_tasks"] = reruns[0]["tasks"]
+
+        if args.peer_rounds:
+            import peer  # noqa: PLC0415 (peer imports this module)
+
+            log(f"5. the peer on perf-site-1: ours vs vllm bench sweep serve, {args.peer_rounds} pair(s)")
+            got = peer.measure("perf-site-1:8310", NUM_PROMPTS, args.peer_rounds, converge=False, keep=True,
+                               command=figures["command"])
+            figures.update(peer_ours_s=got["ours_s"], peer_s=got["peer_s"], peer_ratio=got["ratio"])
+            log(f"   ours {got['ours_s']} s, peer {got['peer_s']} s: ratio {got['ratio']}")
 
         if not args.skip_scaling:
             converge = ["--tags", "provision,vllm,models,service"]
