@@ -161,10 +161,14 @@ def compare(old: Any, phase: str, inputs: str, prints: Mapping[str, str]) -> tup
     if not isinstance(old, Mapping) or old.get("format") != FORMAT or old.get("phase") != phase:
         return False, "no record of the phase on this host"
     if old.get("inputs") != inputs:
-        return False, "its inputs changed (a setting, a role input or the collection's code)"
+        return False, "its inputs changed (a setting, a role input or the code of the collection)"
     recorded = old.get("fingerprint") or {}
     changed = sorted(set(recorded) ^ set(prints) | {k for k in prints if recorded.get(k) != prints[k]})
     if changed:
         shown = ", ".join(key.split(":", 1)[1] for key in changed[:4]) + (" ..." if len(changed) > 4 else "")
-        return False, f"changed on the host since run {old.get('run')}: {shown}"
-    return True, f"as run {old.get('run')} left it at {old.get('written')}"
+        return False, f"changed on the host since {_by(old)}: {shown}"
+    return True, f"as {_by(old)} left it at {old.get('written')}"
+
+
+def _by(old: Mapping[str, Any]) -> str:
+    return f"run {old['run']}" if old.get("run") else "its last run"
