@@ -103,6 +103,9 @@ def test_other_inputs_or_no_record_or_another_phase_run_it(inputs, other):
     prints = {"file:/x": "absent"}
     recorded = PS.record("host", inputs, prints, "r", "t")
     assert PS.compare(recorded, "host", other, prints)[0] is (inputs == other)
+    named = PS.record("host", inputs, prints, "r", "t", {"code": "c1", "a_input": "1", "b_input": "2"})
+    assert PS.compare(named, "host", inputs + "x", prints, {"code": "c2", "a_input": "1", "b_input": "3"}) == (
+        False, "its inputs changed: b_input, the code of the collection")
     assert PS.compare(None, "host", inputs, prints) == (False, "no record of the phase on this host")
     assert PS.compare(recorded, "service", inputs, prints)[0] is False
     assert PS.compare({**recorded, "format": PS.FORMAT + 1}, "host", inputs, prints)[0] is False
@@ -196,9 +199,10 @@ def test_the_module_and_its_action_in_a_real_playbook(tmp_path):
     assert play(tmp_path, "compare")["skip"] is True
     # a role input of the phase (the token, digested, never shown) changes: the phase runs and its record is dropped
     out = play(tmp_path, "compare", token="hf_other0123456789", check=True)
-    assert out["skip"] is False and "inputs changed" in out["why"] and record.exists()  # check mode drops nothing
+    assert out["skip"] is False and out["why"] == "its inputs changed: vllm_service_hf_token"
+    assert record.exists()  # check mode drops nothing
     out = play(tmp_path, "compare", "-e", "vllm_service_user=someone-else")
-    assert out["skip"] is False and "inputs changed" in out["why"] and not record.exists()
+    assert out["skip"] is False and out["why"] == "its inputs changed: vllm_service_user" and not record.exists()
     play(tmp_path, "recorded")
     (tmp_path / "managed" / "unit").write_text("[Service]\nUser=x\n")
     out = play(tmp_path, "compare")

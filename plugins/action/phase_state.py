@@ -10,7 +10,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.phase_inputs import phase_digest, phase_inputs
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase_inputs import input_digests, phase_digest, phase_inputs
 
 
 class ActionModule(ActionBase):
@@ -34,6 +34,7 @@ class ActionModule(ActionBase):
             except AnsibleError:
                 values[name] = ["as written", str(task_vars[name])]
         args["inputs"] = phase_digest(values, args["phase"])
+        args["input_digests"] = input_digests(values, args["phase"])
         result.update(self._execute_module(module_name="eagle3.trn2.phase_state", module_args=args,
                                            task_vars=task_vars))
         return result

@@ -56,10 +56,17 @@ def code_digest(phase: str) -> str:
     return digest.hexdigest()
 
 
-def phase_digest(values: Mapping[str, Any], phase: Any) -> str:
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def input_digests(values: Mapping[str, Any], phase: Any) -> dict[str, str]:
+    """A digest per input and one for the phase's code (the key "code"): the record names what changed by them; a
+    secret's value is never in the record, only its digest."""
     if not isinstance(values, Mapping):
         raise ValueError(f"phase inputs: expected a mapping of role inputs, got {type(values).__name__}")
-    text = json.dumps({"phase": _check(phase), "code": code_digest(str(phase)), "inputs": values}, sort_keys=True,
-                      default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return {"code": code_digest(_check(phase)), **{str(name): _digest(value) for name, value in values.items()}}
 
+
+def phase_digest(values: Mapping[str, Any], phase: Any) -> str:
+    return _digest({"phase": _check(phase), "inputs": input_digests(values, phase)})

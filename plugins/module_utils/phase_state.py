@@ -145,9 +145,10 @@ def fingerprint(specs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def record(phase: str, inputs: str, prints: Mapping[str, str], run: str, written: str) -> dict[str, Any]:
+def record(phase: str, inputs: str, prints: Mapping[str, str], run: str, written: str,
+           input_digests: Mapping[str, str] | None = None) -> dict[str, Any]:
     return {"format": FORMAT, "phase": phase, "inputs": inputs, "fingerprint": dict(prints), "run": run,
-            "written": written}
+            "written": written, "input_digests": dict(input_digests or {})}
 
 
 def same_record(old: Any, new: Mapping[str, Any]) -> bool:
@@ -156,17 +157,26 @@ def same_record(old: Any, new: Mapping[str, Any]) -> bool:
                                                                                   "fingerprint"))
 
 
-def compare(old: Any, phase: str, inputs: str, prints: Mapping[str, str]) -> tuple[bool, str]:
+def _differ(old: Mapping[str, str], new: Mapping[str, str]) -> list[str]:
+    return sorted(set(old) ^ set(new) | {k for k in new if old.get(k) != new[k]})
+
+
+def _shown(keys: list[str]) -> str:
+    return ", ".join(keys[:4]) + (f" and {len(keys) - 4} more" if len(keys) > 4 else "")
+
+
+def compare(old: Any, phase: str, inputs: str, prints: Mapping[str, str],
+            input_digests: Mapping[str, str] | None = None) -> tuple[bool, str]:
     """(skip, why): the phase may be skipped only when its record holds these inputs and this fingerprint."""
     if not isinstance(old, Mapping) or old.get("format") != FORMAT or old.get("phase") != phase:
         return False, "no record of the phase on this host"
     if old.get("inputs") != inputs:
-        return False, "its inputs changed (a setting, a role input or the code of the collection)"
-    recorded = old.get("fingerprint") or {}
-    changed = sorted(set(recorded) ^ set(prints) | {k for k in prints if recorded.get(k) != prints[k]})
+        named = _differ(old.get("input_digests") or {}, input_digests or {})
+        named = ["the code of the collection" if key == "code" else key for key in named]
+        return False, "its inputs changed: " + (_shown(named) if named else "a setting, a role input or the code")
+    changed = _differ(old.get("fingerprint") or {}, prints)
     if changed:
-        shown = ", ".join(key.split(":", 1)[1] for key in changed[:4]) + (" ..." if len(changed) > 4 else "")
-        return False, f"changed on the host since {_by(old)}: {shown}"
+        return False, f"changed on the host since {_by(old)}: {_shown([key.split(':', 1)[1] for key in changed])}"
     return True, f"as {_by(old)} left it at {old.get('written')}"
 
 

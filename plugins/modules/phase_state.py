@@ -19,6 +19,10 @@ description:
 options:
   phase: {description: The phase (host or service)., type: str, required: true, choices: [host, service]}
   inputs: {description: The controller's digest of the phase's role inputs and code., type: str, required: true}
+  input_digests:
+    description: A digest per role input and one for the code (key C(code)), to name what changed.
+    type: dict
+    default: {}
   paths: {description: The path specs the phase manages (see plugins/module_utils/phase_state.py)., type: list, elements: dict, required: true}
   state: {description: compare (before the phase) or recorded (after it)., type: str, choices: [compare, recorded], default: compare}
   shortcut: {description: Whether an unchanged phase may be skipped (eagle3_rerun_shortcut)., type: bool, default: true}
@@ -75,6 +79,7 @@ def main() -> None:
     module = AnsibleModule(argument_spec={
         "phase": {"type": "str", "required": True, "choices": ["host", "service"]},
         "inputs": {"type": "str", "required": True},
+        "input_digests": {"type": "dict", "default": {}},
         "paths": {"type": "list", "elements": "dict", "required": True},
         "state": {"type": "str", "choices": ["compare", "recorded"], "default": "compare"},
         "shortcut": {"type": "bool", "default": True},
@@ -90,14 +95,14 @@ def main() -> None:
     old = _read(path)
     prints = fingerprint(params["paths"])
     if params["state"] == "compare":
-        skip, why = compare(old, params["phase"], params["inputs"], prints)
+        skip, why = compare(old, params["phase"], params["inputs"], prints, params["input_digests"])
         if not params["shortcut"]:
             skip, why = False, params["unused_because"]
         if not skip and old is not None and not module.check_mode:
             os.unlink(path)
         module.exit_json(changed=False, skip=skip, why=why, record=old or {})
     new = record(params["phase"], params["inputs"], prints, params["run"],
-                 datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                 datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), params["input_digests"])
     if same_record(old, new):
         module.exit_json(changed=False, skip=False, why="the record already says so", record=old)
     if not module.check_mode:
