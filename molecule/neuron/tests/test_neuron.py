@@ -30,14 +30,15 @@ ROW_231 = {"deb": {"aws-neuronx-dkms": "2.29.41.0", "aws-neuronx-runtime-lib": "
 
 
 def play(*extra: str, playbook: str = "playbooks/host.yml", token: str | None = None) -> tuple[int, str]:
-    """ansible-playbook on the scenario's inventory; `token` is given as operators give it, in HF_TOKEN (a secret on the
-    command line is refused)."""
+    """ansible-playbook on the scenario's inventory (`playbook`: one or several, space-separated); `token` is given as
+    operators give it, in HF_TOKEN (a secret on the command line is refused)."""
     env = dict(os.environ)
     env.pop("HF_TOKEN", None)
     if token is not None:
         env["HF_TOKEN"] = token
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
-                           str(ROOT / playbook), *extra], capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
+                           *[str(ROOT / book) for book in playbook.split()], *extra],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
 
 
@@ -46,27 +47,31 @@ def releases(**rows: dict) -> str:
     return json.dumps({"eagle3_neuron_releases": dict(base, **rows)})
 
 
-def test_a_rerun_skips_both_phases_and_a_changed_deb_runs_the_host_phase():
+def test_a_rerun_skips_both_phases_and_a_changed_file_runs_the_host_phase():
     """First: the host is as the idempotence pass left it (every phase run in full, eagle3_rerun_shortcut off, each
-    recorded). With the shortcut on, as in real runs, both phases are skipped after one check each; the venv's
-    constraints file edited by hand makes the host phase run again (in check mode, which keeps the record: the file is
-    put back after)."""
-    for phase, playbook in (("host", "playbooks/host.yml"), ("service", "playbooks/service.yml")):
-        rc, out = play(playbook=playbook)
-        assert rc == 0, out[-2000:]
+    recorded). After the preflight's checks, with the shortcut on as in real runs, both phases are skipped after one
+    check each; the venv's constraints file edited by hand makes the host phase run again (in check mode, which keeps
+    the record: the file is put back after). A phase playbook alone checks its own inputs, so it runs in full."""
+    checked = "playbooks/preflight.yml playbooks/host.yml playbooks/service.yml"
+    rc, out = play(playbook=checked)
+    assert rc == 0, out[-2000:]
+    for phase in ("host", "service"):
         assert f"{NAME}: the {phase} phase is skipped, the host is as its last run left it" in out, out[-2000:]
-        assert "changed=0" in out.split("PLAY RECAP")[-1]
+    assert "changed=0" in out.split("PLAY RECAP")[-1]
     constraints = "/opt/eagle3/venv/eagle3-constraints.txt"
     kept = HOST.file(constraints).content_string
     assert HOST.run(f"echo 'six==1.0' >> {constraints}").rc == 0
     try:
-        rc, out = play("--check")
+        rc, out = play("--check", playbook="playbooks/preflight.yml playbooks/host.yml")
     finally:
         HOST.run(f"printf %s {shlex.quote(kept)} > {constraints}")
     assert rc == 0, out[-2000:]
     assert f"{NAME}: the host phase runs: changed on the host since its last run: {constraints}" in out, out[-2000:]
-    rc, out = play(playbook="playbooks/host.yml")
+    rc, out = play(playbook="playbooks/preflight.yml playbooks/host.yml")
     assert f"{NAME}: the host phase is skipped" in out, out[-2000:]
+    rc, out = play("--check", playbook="playbooks/service.yml")
+    assert rc == 0 and (f"{NAME}: the service phase runs: the phase playbook runs without playbooks/preflight.yml, so it "
+                        "checks its own inputs") in out, out[-2000:]
 
 
 def test_repository_line_and_keyring_as_documented():
