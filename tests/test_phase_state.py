@@ -210,3 +210,12 @@ def test_the_module_and_its_action_in_a_real_playbook(tmp_path):
     play(tmp_path, "recorded")
     out = play(tmp_path, "compare", "-e", "shortcut=false")
     assert out["skip"] is False and out["why"] == "eagle3_rerun_shortcut is off"
+
+
+def test_a_path_that_cannot_be_read_is_not_absent_and_runs_the_phase(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    spec = [{"kind": "file", "path": str(tmp_path / "afile" / "below")}]  # NotADirectoryError, not "absent"
+    recorded = PS.record("host", "i", {f"file:{tmp_path}/afile/below": "absent"}, "r", "t")
+    prints = PS.fingerprint(spec)
+    assert list(prints.values()) != ["absent"]
+    assert PS.compare(recorded, "host", "i", prints)[0] is False

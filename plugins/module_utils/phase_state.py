@@ -138,6 +138,8 @@ def fingerprint(specs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
                         row = _stat_row(os.lstat(match), times=False)
                 except FileNotFoundError:
                     row = None
+                except OSError as err:  # unreadable now: differs from any record, so the phase runs and says why
+                    row = ["unreadable", err.errno]
                 parts.append([match, row])
         absent = all(row is None for _, row in parts)
         out[spec_key(spec)] = "absent" if absent else hashlib.sha256(
