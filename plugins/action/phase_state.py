@@ -10,7 +10,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.phase_inputs import input_digests, phase_digest, phase_inputs
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase_inputs import digest_of, input_digests, phase_inputs
 
 
 class ActionModule(ActionBase):
@@ -33,8 +33,8 @@ class ActionModule(ActionBase):
                 values[name] = self._templar.template(task_vars[name])
             except AnsibleError:
                 values[name] = ["as written", str(task_vars[name])]
-        args["inputs"] = phase_digest(values, args["phase"])
         args["input_digests"] = input_digests(values, args["phase"])
+        args["inputs"] = digest_of(args["input_digests"], args["phase"])
         result.update(self._execute_module(module_name="eagle3.trn2.phase_state", module_args=args,
                                            task_vars=task_vars))
         return result
