@@ -18,36 +18,15 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import read_text as _read
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import write_atomic as _write
 from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import REPORT_FILES, failure_files
 
 VERDICT = "verdict.json"
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):  # a directory in a file's place differs; replacing it fails
-        return None
-
-
-def _write(path: str, content: str, mode: int) -> None:
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".report-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 class ActionModule(ActionBase):

@@ -1,0 +1,111 @@
+"""Files on the controller written in the action plugin's own process (plugins/action/controller_file.py,
+report_files.py): read back, and replaced atomically (a temporary file in the same directory, then rename), so a
+reader never sees half a file. Plain Python, no Ansible import.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+
+
+def read_text(path: str) -> str | None:
+    """The file's text; None when it is absent, a directory or not text (replacing it then differs)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:  # "\r" read back as written
+            return handle.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, UnicodeDecodeError):
+        return None
+
+
+def write_atomic(path: str, content: str, mode: int) -> None:
+    """Write `content` to `path` with `mode` through a temporary file renamed over it."""
+    fd, tmp = tempfile.mkstemp(prefix=".eagle3-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+STATES = ("file", "directory", "absent", "moved")
+
+
+class ControllerFileError(Exception):
+    """A request that cannot be carried out; the message names the option and what was expected."""
+
+
+def settle(path: str, state: str = "file", content: str | None = None, src: str | None = None,
+           mode: str | None = None, check: bool = False) -> dict:
+    """Bring `path` on the controller to `state`; returns {"changed", "diff"} and writes nothing when `check`.
+
+    file: `content` written when the text differs, `mode` (default 0644) put right; the parent directory must exist.
+    directory: created with its parents, `mode` (default 0755) on the leaf. absent: a file or link removed (a
+    directory is refused: nothing here removes trees). moved: the file `src` renamed onto `path` (atomic, on one file
+    system), as `mv` does; `src` must exist.
+    """
+    if state not in STATES:
+        raise ControllerFileError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise ControllerFileError(f"path must be an absolute path on the controller, got {path!r}")
+    if (content is not None) != (state == "file"):
+        raise ControllerFileError(f"content is given with state file and only then (state {state})")
+    if (src is not None) != (state == "moved"):
+        raise ControllerFileError(f"src is given with state moved and only then (state {state})")
+    if mode is not None and state in ("absent", "moved"):
+        raise ControllerFileError(f"mode is not taken with state {state}")
+    try:
+        wanted_mode = int(str(mode if mode is not None else ("0755" if state == "directory" else "0644")), 8)
+    except ValueError as exc:
+        raise ControllerFileError(f"mode must be an octal string such as \"0644\", got {mode!r}") from exc
+    if not 0 <= wanted_mode <= 0o7777:
+        raise ControllerFileError(f"mode must be an octal string such as \"0644\", got {mode!r}")
+    if state == "file":
+        if not isinstance(content, str):
+            raise ControllerFileError(f"content must be text, got {type(content).__name__}")
+        if os.path.isdir(path):
+            raise ControllerFileError(f"{path} is a directory, not a file")
+        if not os.path.isdir(os.path.dirname(path)):
+            raise ControllerFileError(f"the directory of {path} does not exist")
+        before = read_text(path)
+        differs = before != content
+        wrong_mode = not differs and stat.S_IMODE(os.stat(path).st_mode) != wanted_mode
+        result = {"changed": differs or wrong_mode,
+                  "diff": {"before_header": path, "after_header": path, "before": before or "", "after": content}}
+        if not check:
+            if differs:
+                write_atomic(path, content, wanted_mode)
+            elif wrong_mode:
+                os.chmod(path, wanted_mode)
+        return result
+    if state == "directory":
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise ControllerFileError(f"{path} exists and is not a directory")
+        exists = os.path.isdir(path)
+        changed = not exists or stat.S_IMODE(os.stat(path).st_mode) != wanted_mode
+        if changed and not check:
+            os.makedirs(path, exist_ok=True)
+            os.chmod(path, wanted_mode)
+        return {"changed": changed, "diff": {"before": {"path": path, "state": "directory" if exists else "absent"},
+                                             "after": {"path": path, "state": "directory"}}}
+    if state == "absent":
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise ControllerFileError(f"{path} is a directory: state absent removes files only")
+        exists = os.path.lexists(path)
+        if exists and not check:
+            os.unlink(path)
+        return {"changed": exists, "diff": {"before": {"path": path, "state": "file" if exists else "absent"},
+                                            "after": {"path": path, "state": "absent"}}}
+    if not isinstance(src, str) or not os.path.isabs(src):
+        raise ControllerFileError(f"src must be an absolute path on the controller, got {src!r}")
+    if not os.path.isfile(src):
+        raise ControllerFileError(f"src {src} is not a file: nothing to move onto {path}")
+    if os.path.isdir(path):
+        raise ControllerFileError(f"{path} is a directory, not a file")
+    if not check:
+        os.replace(src, path)
+    return {"changed": True, "diff": {"before": {"path": path, "moved_from": src}, "after": {"path": path}}}

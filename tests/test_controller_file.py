@@ -1,0 +1,183 @@
+"""eagle3.trn2.controller_file: the run's records on the controller written in the action's own process (issue 38).
+
+Two parts:
+- hypothesis drives plugins/module_utils/controller_io.settle() through generated sequences of requests against a
+  model of the directory: after each, the disk is what the model says; check mode changes nothing on disk yet reports
+  the same `changed`; a request repeated at once reports changed=false (file, directory, absent); a request that cannot
+  be carried out raises before anything changes, naming the option;
+- one real ansible-playbook runs the action as Ansible loads it, in a play whose only host cannot be reached: every
+  task succeeds, so the action never contacted the host (no module call, which is what it is for), check mode and
+  --diff work, and bad arguments are refused by name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import ControllerFileError, settle
+
+NAMES = ("a.json", "b.json", "c.part")
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+MODES = st.sampled_from(["0644", "0600", "0640"])
+
+REQUEST = st.one_of(
+    st.tuples(st.just("file"), st.sampled_from(NAMES), TEXT, MODES),
+    st.tuples(st.just("absent"), st.sampled_from(NAMES)),
+    st.tuples(st.just("moved"), st.sampled_from(NAMES), st.sampled_from(NAMES)),
+)
+
+
+def snapshot(base: Path) -> dict[str, tuple[str, int]]:
+    return {p.name: (p.read_bytes().decode("utf-8"), stat.S_IMODE(p.stat().st_mode)) for p in sorted(base.iterdir())}
+
+
+def apply(base: Path, request: tuple, check: bool) -> dict | None:
+    kind, name = request[0], request[1]
+    path = str(base / name)
+    try:
+        if kind == "file":
+            return settle(path, content=request[2], mode=request[3], check=check)
+        if kind == "absent":
+            return settle(path, state="absent", check=check)
+        return settle(path, state="moved", src=str(base / request[2]), check=check)
+    except ControllerFileError:
+        return None
+
+
+def model(files: dict[str, tuple[str, int]], request: tuple) -> tuple[dict, bool | None]:
+    """The directory after the request and `changed` (None: refused, nothing changes)."""
+    files = dict(files)
+    kind, name = request[0], request[1]
+    if kind == "file":
+        text, mode = request[2], int(request[3], 8)
+        changed = files.get(name) != (text, mode)
+        files[name] = (text, mode)
+        return files, changed
+    if kind == "absent":
+        return {k: v for k, v in files.items() if k != name}, name in files
+    src = request[2]
+    if src not in files:
+        return files, None
+    files[name] = files.pop(src)
+    return files, True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(requests=st.lists(REQUEST, min_size=1, max_size=12))
+def test_settle_does_what_the_model_says(tmp_path_factory, requests):
+    base = tmp_path_factory.mktemp("settle")
+    expected: dict[str, tuple[str, int]] = {}
+    for request in requests:
+        before = snapshot(base)
+        checked = apply(base, request, check=True)
+        assert snapshot(base) == before, f"check mode changed the disk: {request}"
+        done = apply(base, request, check=False)
+        expected, changed = model(expected, request)
+        assert snapshot(base) == expected, request
+        if changed is None:
+            assert done is None and checked is None, f"not refused: {request}"
+            continue
+        assert done is not None and done["changed"] == changed, request
+        assert checked is not None and checked["changed"] == changed, f"check mode reports otherwise: {request}"
+        if request[0] != "moved":
+            again = apply(base, request, check=False)
+            assert again is not None and not again["changed"], f"a repeat changed something: {request}"
+    assert not [p for p in base.iterdir() if p.name.startswith(".eagle3-")], "a temporary file was left"
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"path": "results/run.json", "content": "x"}, "path must be an absolute path"),
+    ({"path": "/tmp/x", "content": "x", "state": "link"}, "state must be one of"),
+    ({"path": "/tmp/x", "state": "absent", "content": "x"}, "content is given with state file"),
+    ({"path": "/tmp/x", "content": "x", "src": "/tmp/y"}, "src is given with state moved"),
+    ({"path": "/tmp/x", "content": "x", "mode": "rw"}, "mode must be an octal string"),
+    ({"path": "/tmp/x", "state": "moved", "src": "/nonexistent/eagle3/x.part"}, "is not a file: nothing to move"),
+    ({"path": "/nonexistent/eagle3/x.json", "content": "x"}, "the directory of /nonexistent/eagle3/x.json does not exist"),
+])
+def test_refusals_name_the_option(kwargs, named):
+    with pytest.raises(ControllerFileError, match=named):
+        settle(**kwargs)
+
+
+def test_a_directory_is_never_removed(tmp_path):
+    (tmp_path / "d").mkdir()
+    with pytest.raises(ControllerFileError, match="removes files only"):
+        settle(str(tmp_path / "d"), state="absent")
+    assert (tmp_path / "d").is_dir()
+
+
+PLAYBOOK = """---
+- name: Exercise controller_file on a host that cannot be reached
+  hosts: unreachable
+  gather_facts: false
+  tasks:
+    - name: A directory
+      eagle3.trn2.controller_file: {path: "{{ base }}/run", state: directory, mode: "0700"}
+      register: made
+    - name: A file
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/run.json", content: "{{ {'hosts': ['h']} | to_nice_json }}\\n"}
+      register: written
+    - name: The same file again
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/run.json", content: "{{ {'hosts': ['h']} | to_nice_json }}\\n"}
+      register: again
+    - name: Another text in check mode, with a diff
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/run.json", content: "other\\n"}
+      check_mode: true
+      diff: true
+      register: checked
+    - name: A part file
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/r.json.part", content: "{}\\n"}
+    - name: Mark it complete
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/r.json", src: "{{ base }}/run/r.json.part", state: moved}
+      register: moved
+    - name: Remove it
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/r.json", state: absent}
+      register: removed
+    - name: An unknown option
+      eagle3.trn2.controller_file: {path: "{{ base }}/run/x", content: "", dest: "{{ base }}/y"}
+      register: unknown
+      ignore_errors: true
+    - name: A relative path
+      eagle3.trn2.controller_file: {path: run/x, content: ""}
+      register: relative
+      ignore_errors: true
+    - name: Keep what each task returned
+      eagle3.trn2.controller_file:
+        path: "{{ base }}/returned.json"
+        content: "{{ {'made': made, 'written': written, 'again': again, 'checked': checked, 'moved': moved,
+                      'removed': removed, 'unknown': unknown, 'relative': relative} | to_json }}"
+"""
+
+
+def test_the_action_in_a_real_playbook_never_contacts_the_host(tmp_path):
+    book = tmp_path / "play.yml"
+    book.write_text(PLAYBOOK)
+    # Port 9 on loopback (discard): nothing listens, so any module call would fail the host as unreachable.
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(json.dumps({"all": {"hosts": {"unreachable": {
+        "ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_connection": "ssh", "ansible_user": "nobody"}}}}))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(book),
+                           "-e", json.dumps({"base": str(tmp_path)})],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "unreachable=0" in proc.stdout
+    got = json.loads((tmp_path / "returned.json").read_text())
+    assert got["made"]["changed"] and stat.S_IMODE((tmp_path / "run").stat().st_mode) == 0o700
+    assert got["written"]["changed"] and not got["again"]["changed"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text()) == {"hosts": ["h"]}
+    assert got["checked"]["changed"] and got["checked"]["diff"]["after"] == "other\n"
+    assert json.loads(got["checked"]["diff"]["before"]) == {"hosts": ["h"]}
+    assert got["moved"]["changed"] and got["removed"]["changed"]
+    assert not (tmp_path / "run" / "r.json").exists() and not (tmp_path / "run" / "r.json.part").exists()
+    assert got["unknown"]["failed"] and "Invalid options for eagle3.trn2.controller_file: dest" in got["unknown"]["msg"]
+    assert got["relative"]["failed"] and "path must be an absolute path" in got["relative"]["msg"]
