@@ -83,8 +83,10 @@ def test_settle_does_what_the_model_says(tmp_path_factory, requests):
         done = apply(base, request, check=False)
         expected, changed = model(expected, request)
         assert snapshot(base) == expected, request
-        if changed is None:
-            assert done is None and checked is None, f"not refused: {request}"
+        if changed is None:  # only a move whose src is absent is refused here
+            assert done is None, f"not refused: {request}"
+            # Check mode cannot know whether an earlier task would have made src: it reports the move.
+            assert checked is not None and checked["changed"], request
             continue
         assert done is not None and done["changed"] == changed, request
         assert checked is not None and checked["changed"] == changed, f"check mode reports otherwise: {request}"
@@ -106,6 +108,14 @@ def test_settle_does_what_the_model_says(tmp_path_factory, requests):
 def test_refusals_name_the_option(kwargs, named):
     with pytest.raises(ControllerFileError, match=named):
         settle(**kwargs)
+
+
+def test_check_mode_reports_what_an_earlier_task_would_have_made(tmp_path):
+    """In check mode the results directory was not created: writing into it reports changed, writes nothing."""
+    missing = tmp_path / "run" / "host"
+    assert settle(str(missing / "run.json"), content="{}\n", check=True)["changed"]
+    assert settle(str(missing / "r.json"), state="moved", src=str(missing / "r.json.part"), check=True)["changed"]
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_directory_is_never_removed(tmp_path):

@@ -47,6 +47,8 @@ def settle(path: str, state: str = "file", content: str | None = None, src: str 
     directory: created with its parents, `mode` (default 0755) on the leaf. absent: a file or link removed (a
     directory is refused: nothing here removes trees). moved: the file `src` renamed onto `path` (atomic, on one file
     system), as `mv` does; `src` must exist.
+    In check mode what an earlier task would have made (the parent directory of a file, the `src` of a move) may be
+    missing: the request then reports changed, as the write or the move would be.
     """
     if state not in STATES:
         raise ControllerFileError(f"state must be one of {', '.join(STATES)}, got {state!r}")
@@ -70,6 +72,9 @@ def settle(path: str, state: str = "file", content: str | None = None, src: str 
         if os.path.isdir(path):
             raise ControllerFileError(f"{path} is a directory, not a file")
         if not os.path.isdir(os.path.dirname(path)):
+            if check:
+                return {"changed": True, "diff": {"before_header": path, "after_header": path, "before": "",
+                                                  "after": content}}
             raise ControllerFileError(f"the directory of {path} does not exist")
         before = read_text(path)
         differs = before != content
@@ -102,10 +107,10 @@ def settle(path: str, state: str = "file", content: str | None = None, src: str 
                                             "after": {"path": path, "state": "absent"}}}
     if not isinstance(src, str) or not os.path.isabs(src):
         raise ControllerFileError(f"src must be an absolute path on the controller, got {src!r}")
-    if not os.path.isfile(src):
-        raise ControllerFileError(f"src {src} is not a file: nothing to move onto {path}")
     if os.path.isdir(path):
         raise ControllerFileError(f"{path} is a directory, not a file")
+    if not os.path.isfile(src) and not (check and not os.path.lexists(src)):
+        raise ControllerFileError(f"src {src} is not a file: nothing to move onto {path}")
     if not check:
         os.replace(src, path)
     return {"changed": True, "diff": {"before": {"path": path, "moved_from": src}, "after": {"path": path}}}
