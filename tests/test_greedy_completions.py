@@ -36,7 +36,8 @@ class Server(ThreadingHTTPServer):
 
 
 class Handler(BaseHTTPRequestHandler):
-    """/v1/chat/completions: the prompt reversed, cut to max_tokens characters; "fail" -> 500; "slow" sleeps 12 s."""
+    """/v1/chat/completions: the prompt reversed, cut to max_tokens characters; "fail" -> 500; "slow" sleeps 12 s.
+    /v1/completions (the smoke test; vLLM's text completion answers choices[0].text): the prompt upper-cased."""
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -49,12 +50,14 @@ class Handler(BaseHTTPRequestHandler):
             server.in_flight += 1
             server.most = max(server.most, server.in_flight)
         try:
-            prompt = body["messages"][0]["content"]
+            prompt = body["messages"][0]["content"] if self.path.endswith("/chat/completions") else body["prompt"]
             time.sleep(12 if prompt == "slow" else 0.05)
             if prompt == "fail":
                 self.answer(500, {"error": {"message": "engine dead"}})
             elif prompt == "empty":
                 self.answer(200, {"choices": []})
+            elif not self.path.endswith("/chat/completions"):
+                self.answer(200, {"choices": [{"text": prompt.upper()[:body["max_tokens"]], "finish_reason": "length"}]})
             else:
                 self.answer(200, {"choices": [{"message": {"role": "assistant", "content": prompt[::-1][:body["max_tokens"]]},
                                                "finish_reason": "length"}], "usage": {"completion_tokens": 3}})
@@ -133,3 +136,19 @@ def test_the_module_returns_the_completions_and_fails_naming_the_prompt(server, 
     assert bad["completions"] == ["cba", None]
     other = run_module(tmp_path, {"base_url": "file:///etc/passwd", "model": "m", "prompts": ["x"]})
     assert other["failed"] and "must be an http:// or https:// URL" in other["msg"]
+
+
+def test_the_smoke_test_goes_first_in_the_same_call_and_stops_it_when_it_fails(server, tmp_path):
+    both = run_module(tmp_path, {"base_url": url(server), "model": "m", "prompts": ["abc"], "smoke_prompt": "count",
+                                 "smoke_max_tokens": 3})
+    assert both["smoke"] == {"prompt": "count", "text": "COU"} and both["completions"] == ["cba"]
+    assert [path for path, _ in server.bodies] == ["/v1/completions", "/v1/chat/completions"]
+    assert server.bodies[0][1] == {"model": "m", "prompt": "count", "max_tokens": 3, "temperature": 0}
+    alone = run_module(tmp_path, {"base_url": url(server), "model": "m", "smoke_prompt": "later round"})
+    assert alone["smoke"]["text"] == "LATER ROUN" and alone["completions"] == [] and "failed" not in alone
+    sent = len(server.bodies)
+    failed = run_module(tmp_path, {"base_url": url(server), "model": "m", "prompts": ["abc"], "smoke_prompt": "fail"})
+    assert failed["failed"] and failed["msg"].startswith(f"smoke test ({url(server)}/v1/completions, 'fail'): HTTP 500")
+    assert len(server.bodies) == sent + 1  # no chat completion after a failed smoke test
+    empty = run_module(tmp_path, {"base_url": url(server), "model": "m", "smoke_prompt": "empty"})
+    assert empty["failed"] and "no choices[0].text in" in empty["msg"]

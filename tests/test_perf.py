@@ -98,3 +98,28 @@ def test_the_rerun_counts_the_tasks_each_host_ran_as_the_json_callback_counts_th
                        "localhost": {"ok": 45, "changed": 2, "failures": 1, "skipped": 20, "unreachable": 0}}}
     assert perf.tasks_run(stats) == {"perf-site-1": {"ran": 49, "skipped": 31}, "localhost": {"ran": 46, "skipped": 20}}
     assert perf.changed(stats) == {"perf-site-1": 0, "localhost": 2}
+
+
+def test_breakdown_counts_each_task_where_it_ran():
+    """The JSON callback's shape (ansible.posix.json, as scripts/perf/perf.py saves it): per host, the result with its
+    `action`; a delegated task's `_ansible_delegated_vars` (a loop's in each item); `skipped` on a skipped host."""
+    def at(name, start, end, **hosts):
+        return {"task": {"name": name, "duration": {"start": f"2026-12-05T03:00:{start}Z", "end": f"2026-12-05T03:00:{end}Z"}},
+                "hosts": hosts}
+    local = {"ansible_connection": "local", "ansible_host": "localhost"}
+    report = {"plays": [{"tasks": [
+        at("pip", "00.000000", "40.000000", h1={"action": "ansible.builtin.command"}),
+        at("probe", "40.000000", "40.300000", h1={"action": "ansible.builtin.command"}),
+        at("stat", "40.300000", "40.700000", h1={"action": "ansible.builtin.stat", "_ansible_delegated_vars": local}),
+        at("loop", "40.700000", "41.000000", h1={"action": "ansible.builtin.stat", "results": [{"_ansible_delegated_vars": local}]}),
+        at("fact", "41.000000", "41.020000", h1={"action": "ansible.builtin.set_fact"}),
+        at("record", "41.020000", "41.050000", h1={"action": "eagle3.trn2.controller_file"}),
+        at("skipped", "41.050000", "41.060000", h1={"action": "ansible.builtin.copy", "skipped": True}),
+        at("report", "41.060000", "41.460000", localhost={"action": "ansible.builtin.find"}),
+        {"task": {"name": "running", "duration": {"start": "2026-12-05T03:00:41.460000Z"}}, "hosts": {}},
+    ]}]}
+    got = perf.breakdown(report)
+    assert got["heavy"] == [{"task": "pip", "s": 40.0}] and got["heavy_s"] == 40.0
+    assert got["short"] == {"host": {"tasks": 1, "s": 0.3}, "controller": {"tasks": 3, "s": 1.1},
+                            "in_process": {"tasks": 2, "s": 0.1}, "skipped": {"tasks": 1, "s": 0.0}}
+    assert got["short_s"] == 1.5

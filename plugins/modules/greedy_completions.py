@@ -14,11 +14,16 @@ description:
     Ansible's own time, so 100 prompts would cost 40 s per profile).
   - Fails, naming the prompts and their errors, when any request fails (an HTTP error, a timeout, an answer
     without C(choices[0].message.content)); the completions of the others are returned too.
+  - With I(smoke_prompt), first the tutorial's smoke test in the same call, one greedy text completion
+    (C(<base_url>/v1/completions), I(smoke_max_tokens)), its text returned as C(smoke); a smoke test that fails
+    fails the call before any chat completion is sent (one module call a profile instead of two).
   - Sends no state-changing request; not run in check mode.
 options:
   base_url: {description: "The server's base URL (C(http://host:port)); only http and https.", type: str, required: true}
   model: {description: The served model name (the request's C(model))., type: str, required: true}
-  prompts: {description: The user messages, one request each., type: list, elements: str, required: true}
+  prompts: {description: The user messages, one request each (none with only the smoke test)., type: list, elements: str, default: []}
+  smoke_prompt: {description: The smoke test's prompt (a text completion sent first); none to send no smoke test., type: str}
+  smoke_max_tokens: {description: C(max_tokens) of the smoke test., type: int, default: 10}
   max_tokens: {description: C(max_tokens) of every request., type: int, default: 10}
   concurrency:
     description: Requests in flight at most (the server's C(max-num-seqs) is a good bound; 1 sends them one by one).
@@ -49,6 +54,10 @@ completions:
 finish_reasons: {description: Each completion's C(finish_reason) (C(length) at I(max_tokens)); null where it failed., type: list, elements: str, returned: always}
 completion_tokens: {description: Each completion's C(usage.completion_tokens); null where not given., type: list, elements: int, returned: always}
 errors: {description: "One line per failed request: its index, prompt and error.", type: list, elements: str, returned: always}
+smoke:
+  description: The smoke test's C(prompt) and C(text) (C(choices[0].text)), or its C(error).
+  type: dict
+  returned: when smoke_prompt is given
 elapsed: {description: Seconds all requests took., type: float, returned: always}
 """
 
@@ -73,11 +82,19 @@ def chat_request(base_url: str, model: str, prompt: str, max_tokens: int) -> url
 
 
 # Straight to the server: a proxy from the environment must not see (or break) requests to the host's own server.
+def text_request(base_url: str, model: str, prompt: str, max_tokens: int) -> urllib.request.Request:
+    """The POST of one greedy text completion (the tutorial's smoke test)."""
+    body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0}
+    return urllib.request.Request(base_url.rstrip("/") + "/v1/completions", json.dumps(body).encode(),
+                                  {"Content-Type": "application/json"}, method="POST")
+
+
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def send(request: urllib.request.Request, timeout: float) -> dict[str, Any]:
-    """One request: {"text", "finish_reason", "tokens"} or {"error"}."""
+    """One request: {"text", "finish_reason", "tokens"} or {"error"}; the text is a chat answer's
+    choices[0].message.content, or a text completion's choices[0].text."""
     try:
         with OPENER.open(request, timeout=timeout) as response:
             data = json.loads(response.read().decode("utf-8"))
@@ -88,13 +105,15 @@ def send(request: urllib.request.Request, timeout: float) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"}
     except ValueError as exc:
         return {"error": f"not JSON: {exc}"}
+    chat = request.full_url.endswith("/chat/completions")
+    where = "choices[0].message.content" if chat else "choices[0].text"
     try:
         choice = data["choices"][0]
-        text = choice["message"]["content"]
+        text = choice["message"]["content"] if chat else choice["text"]
     except (KeyError, IndexError, TypeError):
-        return {"error": f"no choices[0].message.content in {json.dumps(data)[:ERROR_BODY]}"}
+        return {"error": f"no {where} in {json.dumps(data)[:ERROR_BODY]}"}
     if not isinstance(text, str):
-        return {"error": f"choices[0].message.content is {text!r}, not text"}
+        return {"error": f"{where} is {text!r}, not text"}
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return {"text": text, "finish_reason": choice.get("finish_reason"), "tokens": usage.get("completion_tokens")}
 
@@ -121,7 +140,9 @@ def main() -> None:
         argument_spec={
             "base_url": {"type": "str", "required": True},
             "model": {"type": "str", "required": True},
-            "prompts": {"type": "list", "elements": "str", "required": True},
+            "prompts": {"type": "list", "elements": "str", "default": []},
+            "smoke_prompt": {"type": "str"},
+            "smoke_max_tokens": {"type": "int", "default": 10},
             "max_tokens": {"type": "int", "default": 10},
             "concurrency": {"type": "int", "default": 2},
             "timeout": {"type": "float", "default": 300},
@@ -131,15 +152,22 @@ def main() -> None:
     p = module.params
     if not p["base_url"].startswith(("http://", "https://")):
         module.fail_json(msg=f"base_url must be an http:// or https:// URL (got {p['base_url']!r})")
-    if p["concurrency"] < 1 or p["max_tokens"] < 1 or p["timeout"] <= 0:
-        module.fail_json(msg="concurrency and max_tokens must be at least 1 and timeout above 0 "
-                             f"(got {p['concurrency']}, {p['max_tokens']}, {p['timeout']})")
+    if p["concurrency"] < 1 or p["max_tokens"] < 1 or p["smoke_max_tokens"] < 1 or p["timeout"] <= 0:
+        module.fail_json(msg="concurrency, max_tokens and smoke_max_tokens must be at least 1 and timeout above 0 "
+                             f"(got {p['concurrency']}, {p['max_tokens']}, {p['smoke_max_tokens']}, {p['timeout']})")
+    smoke = {}
+    if p["smoke_prompt"] is not None:
+        answer = send(text_request(p["base_url"], p["model"], p["smoke_prompt"], p["smoke_max_tokens"]), p["timeout"])
+        smoke = {"prompt": p["smoke_prompt"], **({"error": answer["error"]} if "error" in answer else {"text": answer["text"]})}
+        if "error" in answer:
+            module.fail_json(msg=f"smoke test ({p['base_url']}/v1/completions, {p['smoke_prompt']!r}): {answer['error']}",
+                             smoke=smoke)
     result = complete_all(p["base_url"], p["model"], p["prompts"], p["max_tokens"], p["concurrency"], p["timeout"])
     if result["errors"]:
         shown = "; ".join(result["errors"][:3]) + ("; ..." if len(result["errors"]) > 3 else "")
         module.fail_json(msg=f"{len(result['errors'])} of {len(p['prompts'])} greedy completions failed "
-                             f"({p['base_url']}): {shown}", **result)
-    module.exit_json(changed=False, **result)
+                             f"({p['base_url']}): {shown}", **result, **({"smoke": smoke} if smoke else {}))
+    module.exit_json(changed=False, **result, **({"smoke": smoke} if smoke else {}))
 
 
 if __name__ == "__main__":

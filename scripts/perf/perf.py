@@ -62,10 +62,10 @@ def inventory(path: Path, hosts: dict[str, int]) -> Path:
     return path
 
 
-def playbook(inv: Path, book: str, run_id: str, *extra: str) -> dict:
+def playbook(inv: Path, book: str, run_id: str, *extra: str, results: Path | None = None) -> dict:
     """Run a playbook with the JSON callback; returns the parsed report plus wall seconds."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-               EAGLE3_RUN_ID=run_id, EAGLE3_RESULTS_DIR=str(OUT / "results"))
+               EAGLE3_RUN_ID=run_id, EAGLE3_RESULTS_DIR=str(results or OUT / "results"))
     start, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(ROOT / book), *extra], cwd=ROOT, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
@@ -120,6 +120,47 @@ def task_ends(report: dict, name_part: str) -> list[tuple[str, float]]:
 def task_seconds(report: dict, name_part: str) -> float:
     """Wall seconds of the tasks whose name contains name_part (start of the first host to end of the last)."""
     return round(sum(end - start for _, start, end in finished_tasks(report, name_part)), 1)
+
+
+# Tasks the controller does in its own process: no module is started, on a host or on the controller.
+IN_PROCESS = frozenset({
+    "ansible.builtin.set_fact", "ansible.builtin.assert", "ansible.builtin.debug", "ansible.builtin.include_tasks",
+    "ansible.builtin.include_role", "ansible.builtin.import_tasks", "ansible.builtin.validate_argument_spec",
+    "ansible.builtin.set_stats", "ansible.builtin.meta", "eagle3.trn2.controller_file", "eagle3.trn2.report_files"})
+
+
+def _where(result: dict, host: str) -> str:
+    """host, controller or in_process: where a task's module ran (a loop's first item stands for it)."""
+    if result.get("action") in IN_PROCESS:
+        return "in_process"
+    first = (result.get("results") or [result])[0]
+    delegated = first.get("_ansible_delegated_vars") or result.get("_ansible_delegated_vars") or {}
+    return "controller" if host == "localhost" or delegated.get("ansible_connection") == "local" else "host"
+
+
+def breakdown(report: dict, heavy: float = 2.0) -> dict:
+    """Where a run's time went, from the JSON callback's task spans: the steps of `heavy` seconds or more (the work
+    itself: apt, pip, server starts, benchmarks), and the shorter tasks counted by where they ran: module calls on the
+    hosts, module calls on the controller, tasks done in the controller's own process, and tasks every host skipped."""
+    steps, short = [], {kind: {"tasks": 0, "s": 0.0} for kind in ("host", "controller", "in_process", "skipped")}
+    for play in report["plays"]:
+        for task in play["tasks"]:
+            span = task["task"].get("duration", {})
+            if not span.get("end"):
+                continue
+            seconds = (dt.datetime.fromisoformat(span["end"].replace("Z", "+00:00"))
+                       - dt.datetime.fromisoformat(span["start"].replace("Z", "+00:00"))).total_seconds()
+            ran = [(h, r) for h, r in task["hosts"].items() if not r.get("skipped")]
+            if seconds >= heavy:
+                steps.append({"task": task["task"]["name"], "s": round(seconds, 1)})
+                continue
+            kind = _where(ran[0][1], ran[0][0]) if ran else "skipped"
+            short[kind]["tasks"] += 1
+            short[kind]["s"] += seconds
+    for counted in short.values():
+        counted["s"] = round(counted["s"], 1)
+    return {"heavy": steps, "heavy_s": round(sum(s["s"] for s in steps), 1), "short": short,
+            "short_s": round(sum(c["s"] for c in short.values()), 1)}
 
 
 def readiness_lags(starts: list[float], ready_ends: list[float]) -> list[float]:
@@ -197,7 +238,9 @@ def main() -> int:
         figures["site_s"] = round(first["wall"], 1)
         figures["site_controller_cpu_s"] = first["controller_cpu"]
         figures["overhead_ratio"] = round(first["wall"] / figures["bare_s"], 3)
-        log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}")
+        figures["site_breakdown"] = breakdown(first)
+        log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}; steps of 2 s or more "
+            f"{figures['site_breakdown']['heavy_s']} s, shorter tasks {figures['site_breakdown']['short']}")
 
         starts = startup_times("perf-site-1")
         lags = readiness_lags(starts, [end for _, end in task_ends(first, "Wait for /health")])
