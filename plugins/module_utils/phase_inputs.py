@@ -72,6 +72,3 @@ def digest_of(digests: Mapping[str, str], phase: Any) -> str:
     """The phase's one digest, made from input_digests' result (the record compares it first)."""
     return _digest({"phase": _check(phase), "inputs": dict(digests)})
 
-
-def phase_digest(values: Mapping[str, Any], phase: Any) -> str:
-    return digest_of(input_digests(values, phase), phase)
