@@ -278,7 +278,7 @@ def main() -> int:
             for label, report in (("1", single), ("4", quad)):
                 figures[f"controller_cpu_{label}_s"] = report["controller_cpu"]
                 figures[f"pip_install_{label}_s"] = task_seconds(report, "Pip install")
-                figures[f"apt_{label}_s"] = task_seconds(report, "Install the OS packages")
+                figures[f"apt_{label}_s"] = task_seconds(report, "OS packages the venv needs")  # started, then waited for
                 figures[f"models_{label}_s"] = task_seconds(report, "Generate tiny target/draft models")
             log(f"   4 hosts: {figures['converge_4_s']} s, ratio {figures['scaling_ratio']}; pip install "
                 f"{figures['pip_install_1_s']} s -> {figures['pip_install_4_s']} s")

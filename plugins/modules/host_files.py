@@ -1,0 +1,100 @@
+#!/usr/bin/python
+"""Many files and directories on a host in one module call (issue 38, item 2: fewer, bigger steps)."""
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: host_files
+short_description: Directories, files and removals on a host in one call, then what a few directories hold
+description:
+  - Each entry of I(files), in order, is brought to its state with the semantics of the controller's own files
+    (plugins/module_utils/controller_io.py settle()) - C(file) writes I(content) atomically only when the text differs
+    and puts the mode, owner and group right; C(directory) creates it with its parents; C(absent) removes a file
+    (never a directory).
+  - One call replaces a row of C(file), C(copy) and C(template) tasks, each of which cost a module start, an SSH round
+    trip and a Python start (0.2-0.9 s on the project's 2-core machine, docs/performance.md). The content comes from
+    the controller (a C(template) or C(file) lookup), as the C(template) module renders it there.
+  - I(look_in) then lists the names matching I(patterns) in each directory (after the writes), for the play to
+    decide what is stale; a directory that does not exist lists nothing.
+  - Check mode writes nothing and reports what would change; with --diff each changed file's diff is returned.
+options:
+  files:
+    description: The entries, each C(path) (absolute) with C(state) (file, directory or absent; default file),
+      C(content) (file), C(mode) (an octal string; default 0644 for a file, 0755 for a directory), C(owner), C(group).
+    type: list
+    elements: dict
+    required: true
+  look_in:
+    description: Directories to list after the writes, each C(path) and C(patterns) (shell patterns).
+    type: list
+    elements: dict
+    default: []
+author: eagle3 project
+"""
+
+EXAMPLES = r"""
+- name: Write the configuration directory and its files
+  eagle3.trn2.host_files:
+    files:
+      - {path: /etc/eagle3, state: directory, owner: root, group: eagle3, mode: "0750"}
+      - {path: /etc/eagle3/vllm.env, content: "{{ lookup('ansible.builtin.template', 'vllm.env.j2') }}", mode: "0640"}
+      - {path: /etc/eagle3/secrets.env, state: absent}
+    look_in: [{path: /etc/eagle3, patterns: ["*.yaml"]}]
+  register: written
+"""
+
+RETURN = r"""
+changed_paths: {description: The paths that changed (or would change in check mode)., type: list, returned: always}
+found: {description: Per I(look_in) path, the sorted names matching its patterns., type: dict, returned: always}
+diff: {description: One diff per changed entry (with --diff)., type: list, returned: when changed and diff}
+"""
+
+import fnmatch
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import ControllerFileError, settle
+
+ENTRY_KEYS = frozenset(("path", "state", "content", "mode", "owner", "group"))
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={"files": {"type": "list", "elements": "dict", "required": True},
+                       "look_in": {"type": "list", "elements": "dict", "default": []}},
+        supports_check_mode=True)
+    changed, diffs = [], []
+    for index, entry in enumerate(module.params["files"]):
+        unknown = sorted(set(entry) - ENTRY_KEYS)
+        if unknown:
+            module.fail_json(msg=f"files[{index}]: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(ENTRY_KEYS))})",
+                             changed_paths=changed)
+        if entry.get("state", "file") == "moved":
+            module.fail_json(msg=f"files[{index}]: state must be file, directory or absent, got 'moved'", changed_paths=changed)
+        try:
+            done = settle(entry.get("path"), state=entry.get("state", "file"), content=entry.get("content"),
+                          mode=entry.get("mode"), owner=entry.get("owner"), group=entry.get("group"),
+                          check=module.check_mode)
+        except ControllerFileError as exc:
+            module.fail_json(msg=f"files[{index}]: {exc}", changed_paths=changed)
+        except OSError as exc:
+            module.fail_json(msg=f"files[{index}]: {entry.get('path')}: {exc.strerror or exc}", changed_paths=changed)
+        if done["changed"]:
+            changed.append(entry["path"])
+            diffs.append(done["diff"])
+    found = {}
+    for index, place in enumerate(module.params["look_in"]):
+        if not isinstance(place.get("path"), str) or not isinstance(place.get("patterns"), list):
+            module.fail_json(msg=f"look_in[{index}] needs path (a directory) and patterns (a list), got {place!r}")
+        try:
+            names = os.listdir(place["path"])
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        found[place["path"]] = sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in place["patterns"]))
+    result = {"changed": bool(changed), "changed_paths": changed, "found": found}
+    if module._diff and diffs:
+        result["diff"] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
