@@ -21,6 +21,7 @@ import pytest
 
 from conftest import ROOT
 from test_results_export import CREDENTIALS, moto, s3  # noqa: F401  (fixtures)
+from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache_manifest import set_state
 from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
     eagle3_compile_cache_diff, eagle3_compile_cache_failure, eagle3_compile_cache_key, eagle3_compile_cache_material,
     eagle3_compile_cache_parts, eagle3_vllm_cache_root)
@@ -241,11 +242,11 @@ def test_wait_ends_on_shipped_failed_gone_or_the_deadline(tmp_path):
     later = time.time() + 60
     waiting = ctl("wait", manifest, "baseline", 0.5, later, failure)
     assert waiting["done"] is False and "the canary has not started it yet" in waiting["progress"]
-    ctl("set", manifest, json.dumps({"state": "compiling", "canary": "c1", "key": "k1"}))
+    set_state(manifest, {"state": "compiling", "canary": "c1", "key": "k1"})  # the canary's announcement (the action's)
     waiting = ctl("wait", manifest, "baseline", 0.5, later, failure)
     assert waiting["done"] is False and "the canary c1 compiles it since" in waiting["progress"]
     assert ctl("wait", manifest, "baseline", 5, time.time() - 1, failure)["state"] == "timeout"
-    ctl("set", manifest, json.dumps({"state": "shipped", "archive": "k1.tar.gz"}))
+    set_state(manifest, {"state": "shipped", "archive": "k1.tar.gz"})
     done = ctl("wait", manifest, "baseline", 5, later, failure)
     assert done["done"] and done["state"] == "shipped" and done["key"] == "k1" and done["canary"] == "c1"
     # A canary whose ansible-playbook process is gone (a killed run) ships nothing.
@@ -256,7 +257,7 @@ def test_wait_ends_on_shipped_failed_gone_or_the_deadline(tmp_path):
     del dead
     assert ctl("wait", manifest, "baseline", 5, later, failure)["state"] == "gone"
     # A failure the canary recorded after the manifest: failed.
-    ctl("set", manifest, json.dumps({"state": "compiling"}))
+    set_state(manifest, {"state": "compiling"})
     time.sleep(0.05)
     failure.parent.mkdir()
     failure.write_text("{}")

@@ -126,7 +126,8 @@ def task_seconds(report: dict, name_part: str) -> float:
 IN_PROCESS = frozenset({
     "ansible.builtin.set_fact", "ansible.builtin.assert", "ansible.builtin.debug", "ansible.builtin.include_tasks",
     "ansible.builtin.include_role", "ansible.builtin.import_tasks", "ansible.builtin.validate_argument_spec",
-    "ansible.builtin.set_stats", "ansible.builtin.meta", "eagle3.trn2.controller_file", "eagle3.trn2.report_files"})
+    "ansible.builtin.set_stats", "ansible.builtin.meta", "eagle3.trn2.controller_file", "eagle3.trn2.report_files",
+    "eagle3.trn2.compile_cache_state"})
 
 
 def _where(result: dict, host: str) -> str:

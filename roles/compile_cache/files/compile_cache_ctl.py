@@ -1,8 +1,8 @@
 """The fleet's compile cache state on the controller, one manifest per run and profile (issue 15, "compile once").
 
-Usage: compile_cache_ctl.py set MANIFEST JSON
-       compile_cache_ctl.py wait MANIFEST PROFILE WINDOW DEADLINE CANARY_FAILURE
-The canary host (the first host of the benchmark play) compiles each profile itself and announces it: `set` writes
+Usage: compile_cache_ctl.py wait MANIFEST PROFILE WINDOW DEADLINE CANARY_FAILURE
+The canary host (the first host of the benchmark play) compiles each profile itself and announces it: the action
+eagle3.trn2.compile_cache_state (plugins/module_utils/compile_cache_manifest.py) writes
 {"state": "compiling", "canary": HOST, "key": KEY, "material": {...}} with the ansible-playbook process that runs it
 (PID and start time, as window_lock.py records its owner), and later "shipped" (with the archive's name and size),
 "empty" (nothing in the cache to ship) or "failed" (the profile failed on the canary). Every write replaces the file
@@ -19,39 +19,17 @@ failure.json on the controller) newer than the manifest, or with no manifest: "f
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 # The collection's plugins/module_utils (this file is <collection>/roles/compile_cache/files/compile_cache_ctl.py).
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "plugins" / "module_utils"))
-from playbook_process import alive, controller  # noqa: E402  (the same owner record as the window lock)
+from compile_cache_manifest import read_manifest as _read  # noqa: E402  (written by the action compile_cache_state)
+from playbook_process import alive  # noqa: E402  (the same owner record as the window lock)
 
 FINISHED = ("shipped", "empty", "failed")
-
-
-def _read(manifest: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def set_state(manifest: Path, fields: dict[str, Any]) -> dict[str, Any]:
-    data = dict(_read(manifest) or {})
-    data.update(fields)
-    data.update(owner=controller(), updated=round(time.time(), 1))
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=manifest.parent, prefix=manifest.name + ".")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=1, sort_keys=True)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, manifest)
-    return data
 
 
 def _failed_since(failure: Path, data: dict[str, Any] | None) -> bool:
@@ -92,9 +70,6 @@ def wait(manifest: Path, profile: str, window: float, deadline: float, failure: 
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) == 4 and argv[1] == "set":
-        print(json.dumps(set_state(Path(argv[2]), json.loads(argv[3]))))
-        return 0
     if len(argv) == 7 and argv[1] == "wait":
         print(json.dumps(wait(Path(argv[2]), argv[3], float(argv[4]), float(argv[5]), Path(argv[6]))))
         return 0
