@@ -1,6 +1,7 @@
 """Shared fixtures: runs fetched from real rehearsal runs (see tests/fixtures/README.md)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -32,6 +33,24 @@ COLLECTIONS = ROOT / "collections"
 sys.path.insert(0, str(COLLECTIONS))
 
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
+
+
+def play_and_read(tmp_path: Path, playbook: str, hosts: dict, base: Path,
+                  registered: list[str]) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run `playbook` (its text, ending with its tasks) with ansible.cfg against an inventory of `hosts` and
+    `-e base=<base>`, assert it passed, and return what each task registered as `registered` names: a last task,
+    added here, writes them to <base>/returned.json on the controller."""
+    keep = ", ".join(f"'{name}': {name}" for name in registered)
+    book, inventory = tmp_path / "play.yml", tmp_path / "inventory.yml"
+    book.write_text(playbook.rstrip("\n") + "\n    - name: Keep what each task returned\n      eagle3.trn2.controller_file:\n"
+                    f"        path: \"{{{{ base }}}}/returned.json\"\n        content: \"{{{{ {{{keep}}} | to_json }}}}\"\n")
+    inventory.write_text(json.dumps({"all": {"hosts": hosts}}))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(book),
+                           "-e", json.dumps({"base": str(base)})],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc, json.loads((base / "returned.json").read_text())
 
 
 def host_of(run: str) -> str:

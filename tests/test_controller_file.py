@@ -12,17 +12,14 @@ Two parts:
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import play_and_read
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import ControllerFileError, settle
 
 NAMES = ("a.json", "b.json", "c.part")
@@ -160,28 +157,15 @@ PLAYBOOK = """---
       eagle3.trn2.controller_file: {path: run/x, content: ""}
       register: relative
       ignore_errors: true
-    - name: Keep what each task returned
-      eagle3.trn2.controller_file:
-        path: "{{ base }}/returned.json"
-        content: "{{ {'made': made, 'written': written, 'again': again, 'checked': checked, 'moved': moved,
-                      'removed': removed, 'unknown': unknown, 'relative': relative} | to_json }}"
 """
 
 
 def test_the_action_in_a_real_playbook_never_contacts_the_host(tmp_path):
-    book = tmp_path / "play.yml"
-    book.write_text(PLAYBOOK)
     # Port 9 on loopback (discard): nothing listens, so any module call would fail the host as unreachable.
-    inventory = tmp_path / "inventory.yml"
-    inventory.write_text(json.dumps({"all": {"hosts": {"unreachable": {
-        "ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_connection": "ssh", "ansible_user": "nobody"}}}}))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(book),
-                           "-e", json.dumps({"base": str(tmp_path)})],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    proc, got = play_and_read(tmp_path, PLAYBOOK, {"unreachable": {
+        "ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_connection": "ssh", "ansible_user": "nobody"}}, tmp_path,
+        ['made', 'written', 'again', 'checked', 'moved', 'removed', 'unknown', 'relative'])
     assert "unreachable=0" in proc.stdout
-    got = json.loads((tmp_path / "returned.json").read_text())
     assert got["made"]["changed"] and stat.S_IMODE((tmp_path / "run").stat().st_mode) == 0o700
     assert got["written"]["changed"] and not got["again"]["changed"]
     assert json.loads((tmp_path / "run" / "run.json").read_text()) == {"hosts": ["h"]}

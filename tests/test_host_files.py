@@ -8,17 +8,14 @@ that changes nothing, check mode with --diff, and refusals that name the entry.
 from __future__ import annotations
 
 import grp
-import json
 import os
 import pwd
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT
+from conftest import play_and_read
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import ControllerFileError, settle
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's group to another one needs root")
@@ -90,30 +87,16 @@ PLAYBOOK = """---
       eagle3.trn2.host_files: {files: [{path: "{{ base }}/etc/c.conf", content: "c\\n"}, {path: etc/d, content: ""}]}
       register: relative
       ignore_errors: true
-    - name: Keep what each task returned
-      eagle3.trn2.controller_file:
-        path: "{{ base }}/returned.json"
-        content: "{{ {'checked': checked, 'written': written, 'again': again, 'unknown': unknown, 'moved': moved,
-                      'relative': relative} | to_json }}"
 """
 
 
 def test_the_module_in_a_real_playbook(tmp_path):
     base = tmp_path / "host"
-    book = tmp_path / "play.yml"
-    book.write_text(PLAYBOOK)
-    inventory = tmp_path / "inventory.yml"
-    inventory.write_text(json.dumps({"all": {"hosts": {"localhost": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
-    base.mkdir()
-    (base / "etc").mkdir()
+    (base / "etc").mkdir(parents=True)
     (base / "etc" / "stale.env").write_text("old\n")
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(book),
-                           "-e", json.dumps({"base": str(base)})],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    got = json.loads((tmp_path / "host" / "returned.json").read_text())
+    _, got = play_and_read(tmp_path, PLAYBOOK, {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}, base,
+        ['checked', 'written', 'again', 'unknown', 'moved', 'relative'])
     etc = str(base / "etc")
     # Check mode: everything that would change is named, with a diff per entry, and nothing was written.
     assert got["checked"]["changed"] and got["checked"]["changed_paths"] == [
