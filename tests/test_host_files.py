@@ -8,6 +8,10 @@ that changes nothing, check mode with --diff, and refusals that name the entry.
 from __future__ import annotations
 
 import grp
+import hashlib
+import json
+import subprocess
+from pathlib import Path
 import os
 import pwd
 import sys
@@ -15,7 +19,7 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import play_and_read
+from conftest import ROOT, play_and_read
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import ControllerFileError, settle
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's group to another one needs root")
@@ -114,3 +118,26 @@ def test_the_module_in_a_real_playbook(tmp_path):
     assert got["moved"]["failed"] and "files[0]: state must be file, directory or absent" in got["moved"]["msg"]
     assert got["relative"]["failed"] and "files[1]: path must be an absolute path" in got["relative"]["msg"]
     assert got["relative"]["changed_paths"] == [f"{etc}/c.conf"] and (base / "etc" / "c.conf").read_text() == "c\n"
+
+
+def test_the_logged_invocation_names_each_files_digest_never_its_text(tmp_path):
+    """What a log keeps (the JSON callback, as AWX keeps job events; -vvv): each file's size and SHA-256, not its text,
+    as the template module logs its source and not the rendered text. Without --diff nothing shows the text."""
+    marker = "HF_HOME=/mnt/marker-7f3c\n"
+    book = tmp_path / "play.yml"
+    book.write_text(f"""---
+- name: Write one file
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Write it
+      eagle3.trn2.host_files: {{files: [{{path: "{tmp_path}/vllm.env", content: {json.dumps(marker)}}}]}}
+""")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", f"ansible_python_interpreter={sys.executable}", str(book)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert (tmp_path / "vllm.env").read_text() == marker
+    assert "marker-7f3c" not in proc.stdout + proc.stderr
+    assert f"({len(marker)} bytes, sha256 {hashlib.sha256(marker.encode()).hexdigest()})" in proc.stdout

@@ -15,7 +15,10 @@ description:
     the controller (a C(template) or C(file) lookup), as the C(template) module renders it there.
   - I(look_in) then lists the names matching I(patterns) in each directory (after the writes), for the play to
     decide what is stale; a directory that does not exist lists nothing.
-  - Check mode writes nothing and reports what would change; with --diff each changed file's diff is returned.
+  - Check mode writes nothing and reports what would change; with --diff each changed file's diff is returned, as the
+    C(template) module returns it. The result's C(invocation) names each file's size and SHA-256, never its content
+    (the C(template) module's invocation names its source, not the text; a log or an AWX job event keeps the
+    invocation).
 options:
   files:
     description: The entries, each C(path) (absolute) with C(state) (file, directory or absent; default file),
@@ -49,6 +52,7 @@ diff: {description: One diff per changed entry (with --diff)., type: list, retur
 """
 
 import fnmatch
+import hashlib
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -57,40 +61,54 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import C
 ENTRY_KEYS = frozenset(("path", "state", "content", "mode", "owner", "group"))
 
 
+def _invocation(params: dict) -> dict:
+    """The module's arguments as the result shows them: each content replaced by its size and SHA-256."""
+    files = []
+    for entry in params.get("files") or []:
+        shown = dict(entry)
+        if isinstance(shown.get("content"), str):
+            text = shown["content"].encode("utf-8", "surrogateescape")
+            shown["content"] = f"({len(text)} bytes, sha256 {hashlib.sha256(text).hexdigest()})"
+        files.append(shown)
+    return {"module_args": {"files": files, "look_in": params.get("look_in") or []}}
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={"files": {"type": "list", "elements": "dict", "required": True},
                        "look_in": {"type": "list", "elements": "dict", "default": []}},
         supports_check_mode=True)
+    shown = _invocation(module.params)
     changed, diffs = [], []
     for index, entry in enumerate(module.params["files"]):
         unknown = sorted(set(entry) - ENTRY_KEYS)
         if unknown:
             module.fail_json(msg=f"files[{index}]: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(ENTRY_KEYS))})",
-                             changed_paths=changed)
+                             changed_paths=changed, invocation=shown)
         if entry.get("state", "file") == "moved":
-            module.fail_json(msg=f"files[{index}]: state must be file, directory or absent, got 'moved'", changed_paths=changed)
+            module.fail_json(msg=f"files[{index}]: state must be file, directory or absent, got 'moved'", changed_paths=changed, invocation=shown)
         try:
             done = settle(entry.get("path"), state=entry.get("state", "file"), content=entry.get("content"),
                           mode=entry.get("mode"), owner=entry.get("owner"), group=entry.get("group"),
                           check=module.check_mode)
         except ControllerFileError as exc:
-            module.fail_json(msg=f"files[{index}]: {exc}", changed_paths=changed)
+            module.fail_json(msg=f"files[{index}]: {exc}", changed_paths=changed, invocation=shown)
         except OSError as exc:
-            module.fail_json(msg=f"files[{index}]: {entry.get('path')}: {exc.strerror or exc}", changed_paths=changed)
+            module.fail_json(msg=f"files[{index}]: {entry.get('path')}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
         if done["changed"]:
             changed.append(entry["path"])
             diffs.append(done["diff"])
     found = {}
     for index, place in enumerate(module.params["look_in"]):
         if not isinstance(place.get("path"), str) or not isinstance(place.get("patterns"), list):
-            module.fail_json(msg=f"look_in[{index}] needs path (a directory) and patterns (a list), got {place!r}")
+            module.fail_json(msg=f"look_in[{index}] needs path (a directory) and patterns (a list), got {place!r}",
+                             invocation=shown)
         try:
             names = os.listdir(place["path"])
         except (FileNotFoundError, NotADirectoryError):
             names = []
         found[place["path"]] = sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in place["patterns"]))
-    result = {"changed": bool(changed), "changed_paths": changed, "found": found}
+    result = {"changed": bool(changed), "changed_paths": changed, "found": found, "invocation": shown}
     if module._diff and diffs:
         result["diff"] = diffs
     module.exit_json(**result)
