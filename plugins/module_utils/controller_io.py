@@ -48,14 +48,16 @@ class ControllerFileError(Exception):
 def _ids(owner: str | None, group: str | None, check: bool) -> tuple[int, int] | None:
     """(uid, gid) of `owner` and `group` (-1 for one not given); None in check mode when one does not exist yet (the
     task that makes it ran in check mode too), an error otherwise."""
-    try:
-        return (pwd.getpwnam(owner).pw_uid if owner is not None else -1,
-                grp.getgrnam(group).gr_gid if group is not None else -1)
-    except KeyError:
-        if check:
-            return None
-        missing = ("owner", owner) if owner is not None and owner not in {u.pw_name for u in pwd.getpwall()} else ("group", group)
-        raise ControllerFileError(f"{missing[0]} {missing[1]!r} does not exist on this machine") from None
+    ids = []
+    for kind, name, number in (("owner", owner, lambda n: pwd.getpwnam(n).pw_uid),
+                               ("group", group, lambda n: grp.getgrnam(n).gr_gid)):
+        try:
+            ids.append(-1 if name is None else number(name))
+        except KeyError:
+            if check:
+                return None
+            raise ControllerFileError(f"{kind} {name!r} does not exist on this machine") from None
+    return ids[0], ids[1]
 
 
 def _owned(path: str, ids: tuple[int, int]) -> bool:
