@@ -93,6 +93,45 @@ def test_install_is_pinned_and_cpu_fixed():
     assert not HOST.file("/var/tmp/eagle3-wheelhouse").exists
 
 
+# Every source file in the venv has current bytecode, or does not compile for this Python (torch ships Python
+# 3.12-only test files; pip skips those too). pip installs without compiling and a background compileall compiles the
+# venv (vllm_install); without it only what root imported (vllm --version, the model generator) would have bytecode,
+# and the service user, which cannot write the venv, would compile the rest in memory at every start.
+BYTECODE_PROBE = r"""
+import importlib.util, json, os, struct, sys
+total, stale = 0, []
+for top, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(top, name)
+        total += 1
+        try:
+            with open(importlib.util.cache_from_source(path), "rb") as pyc:
+                head = pyc.read(16)
+            st = os.stat(path)
+            if struct.unpack("<4xIII", head) == (0, int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF):
+                continue
+        except (OSError, struct.error):
+            pass
+        try:
+            with open(path, "rb") as src:
+                compile(src.read(), path, "exec")
+        except (SyntaxError, ValueError):
+            continue
+        stale.append(path)
+print(json.dumps({"total": total, "stale": len(stale), "first": stale[:10]}))
+"""
+
+
+def test_the_venv_bytecode_is_compiled_for_every_file_that_compiles():
+    out = HOST.run_expect([0], "/opt/eagle3/venv/bin/python -c %s /opt/eagle3/venv/lib",
+                          BYTECODE_PROBE).stdout
+    found = json.loads(out)
+    assert found["total"] > 10000, found
+    assert found["stale"] == 0, found
+
+
 def test_no_profile_left_running():
     for profile in PROFILES:
         assert not HOST.service(f"vllm-{profile}.service").is_running
