@@ -74,7 +74,7 @@ PLAYBOOK = """---
       diff: true
       register: checked
     - name: Write
-      eagle3.trn2.host_files: {files: "{{ files }}", look_in: "{{ look_in }}"}
+      eagle3.trn2.host_files: {files: "{{ files }}", look_in: "{{ look_in }}", read: ["{{ base }}/etc/a.yaml"]}
       register: written
     - name: Again
       eagle3.trn2.host_files: {files: "{{ files }}", look_in: "{{ look_in }}"}
@@ -91,6 +91,10 @@ PLAYBOOK = """---
       eagle3.trn2.host_files: {files: [{path: "{{ base }}/etc/c.conf", content: "c\\n"}, {path: etc/d, content: ""}]}
       register: relative
       ignore_errors: true
+    - name: A file to read that is missing, after one that is there
+      eagle3.trn2.host_files: {files: [], read: ["{{ base }}/etc/b.yaml", "{{ base }}/etc/none.yaml"]}
+      register: unread
+      ignore_errors: true
 """
 
 
@@ -100,7 +104,7 @@ def test_the_module_in_a_real_playbook(tmp_path):
     (base / "etc" / "stale.env").write_text("old\n")
     _, got = play_and_read(tmp_path, PLAYBOOK, {"localhost": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}, base,
-        ['checked', 'written', 'again', 'unknown', 'moved', 'relative'])
+        ['checked', 'written', 'again', 'unknown', 'moved', 'relative', 'unread'])
     etc = str(base / "etc")
     # Check mode: everything that would change is named, with a diff per entry, and nothing was written.
     assert got["checked"]["changed"] and got["checked"]["changed_paths"] == [
@@ -112,6 +116,9 @@ def test_the_module_in_a_real_playbook(tmp_path):
     assert (base / "etc" / "a.yaml").read_text() == "a: 1\n" and oct((base / "etc" / "a.yaml").stat().st_mode & 0o777) == "0o640"
     assert oct((base / "etc").stat().st_mode & 0o777) == "0o750" and not (base / "etc" / "stale.env").exists()
     assert got["written"]["found"] == {etc: ["a.yaml", "b.yaml"], str(base / "nowhere"): []}
+    # read returns the text after the writes, and names a file it cannot read.
+    assert got["written"]["read"] == {f"{etc}/a.yaml": "a: 1\n"} and got["again"]["read"] == {}
+    assert got["unread"]["failed"] and f"read[1]: {etc}/none.yaml: No such file or directory" in got["unread"]["msg"]
     assert got["again"]["changed"] is False and got["again"]["changed_paths"] == []
     # Refusals name the entry and what was expected; entries before a refused one were written.
     assert got["unknown"]["failed"] and "files[0]: unknown key(s) dest" in got["unknown"]["msg"]

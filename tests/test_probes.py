@@ -116,8 +116,14 @@ def health_url():
 
 
 def fake_systemd(monkeypatch, module, show: str, journal: list[dict]):
+    """systemctl show answers SHOW; journalctl the JOURNAL's entries, as -o json or -o cat prints them."""
     def run(argv, **kwargs):
-        out = show if argv[0] == "systemctl" else "\n".join(json.dumps(e) for e in journal)
+        if argv[0] == "systemctl":
+            out = show
+        elif argv[argv.index("-o") + 1] == "cat":
+            out = "".join(e["MESSAGE"] + "\n" for e in journal)
+        else:
+            out = "\n".join(json.dumps(e) for e in journal)
         return SimpleNamespace(stdout=out, returncode=0)
     monkeypatch.setattr(module.subprocess, "run", run)
 
@@ -131,14 +137,18 @@ def test_health_wait_returns_when_ready_with_the_servers_last_line(monkeypatch, 
     assert state["health"] == 200 and state["MainPID"] == "7"
     assert state["progress"].startswith("vllm-eagle3.service starting: ") and state["progress"].endswith(
         "of 600 s, /health 200, last log: INFO loading")
+    assert "journal" not in state
+    # Asked for, a ready server's journal comes in the same answer (vllm_bench's config check reads it).
+    state = health_wait.wait("vllm-eagle3.service", health_url, 30, 0, "600", with_journal=True)
+    assert state["journal"] == ["INFO loading", "Started vllm-eagle3.service"]
 
 
 def test_health_wait_stops_on_a_failed_unit(monkeypatch):
     health_wait = load(HEALTH_WAIT)
     fake_systemd(monkeypatch, health_wait, "ActiveState=failed\nSubState=failed\nNRestarts=0\nMainPID=0\n", [])
-    state = health_wait.wait("vllm-baseline.service", "http://127.0.0.1:9", 30, 0, "600")
+    state = health_wait.wait("vllm-baseline.service", "http://127.0.0.1:9", 30, 0, "600", with_journal=True)
     assert state["ActiveState"] == "failed" and state["health"] == "URLError"
-    assert state["progress"].endswith("last log: (none yet)")
+    assert state["progress"].endswith("last log: (none yet)") and "journal" not in state
 
 
 def test_pip_probe_names_installed_and_missing_packages():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: host_files
-short_description: Directories, files and removals on a host in one call, then what a few directories hold
+short_description: Directories, files and removals on a host in one call, then what a few directories and files hold
 description:
   - Each entry of I(files), in order, is brought to its state with the semantics of the controller's own files
     (plugins/module_utils/controller_io.py settle()) - C(file) writes I(content) atomically only when the text differs
@@ -15,6 +15,8 @@ description:
     the controller (a C(template) or C(file) lookup), as the C(template) module renders it there.
   - I(look_in) then lists the names matching I(patterns) in each directory (after the writes), for the play to
     decide what is stale; a directory that does not exist lists nothing.
+  - I(read) then returns the text of a few files (after the writes), as a row of C(slurp) tasks would, one call for
+    all; a file that is missing or not UTF-8 text fails the call by name.
   - Check mode writes nothing and reports what would change; with --diff each changed file's diff is returned, as the
     C(template) module returns it. The result's C(invocation) names each file's size and SHA-256, never its content
     (the C(template) module's invocation names its source, not the text; a log or an AWX job event keeps the
@@ -31,6 +33,11 @@ options:
     type: list
     elements: dict
     default: []
+  read:
+    description: Files (absolute paths) whose text to return in C(read), after the writes.
+    type: list
+    elements: str
+    default: []
 author: eagle3 project
 """
 
@@ -42,12 +49,14 @@ EXAMPLES = r"""
       - {path: /etc/eagle3/vllm.env, content: "{{ lookup('ansible.builtin.template', 'vllm.env.j2') }}", mode: "0640"}
       - {path: /etc/eagle3/secrets.env, state: absent}
     look_in: [{path: /etc/eagle3, patterns: ["*.yaml"]}]
+    read: [/etc/eagle3/vllm.env]
   register: written
 """
 
 RETURN = r"""
 changed_paths: {description: The paths that changed (or would change in check mode)., type: list, returned: always}
 found: {description: Per I(look_in) path, the sorted names matching its patterns., type: dict, returned: always}
+read: {description: Per I(read) path, the file's text., type: dict, returned: always}
 diff: {description: One diff per changed entry (with --diff)., type: list, returned: when changed and diff}
 """
 
@@ -70,13 +79,14 @@ def _invocation(params: dict) -> dict:
             text = shown["content"].encode("utf-8", "surrogateescape")
             shown["content"] = f"({len(text)} bytes, sha256 {hashlib.sha256(text).hexdigest()})"
         files.append(shown)
-    return {"module_args": {"files": files, "look_in": params.get("look_in") or []}}
+    return {"module_args": {"files": files, "look_in": params.get("look_in") or [], "read": params.get("read") or []}}
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={"files": {"type": "list", "elements": "dict", "required": True},
-                       "look_in": {"type": "list", "elements": "dict", "default": []}},
+                       "look_in": {"type": "list", "elements": "dict", "default": []},
+                       "read": {"type": "list", "elements": "str", "default": []}},
         supports_check_mode=True)
     shown = _invocation(module.params)
     changed, diffs = [], []
@@ -108,7 +118,19 @@ def main() -> None:
         except (FileNotFoundError, NotADirectoryError):
             names = []
         found[place["path"]] = sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in place["patterns"]))
-    result = {"changed": bool(changed), "changed_paths": changed, "found": found, "invocation": shown}
+    read = {}
+    for index, path in enumerate(module.params["read"]):
+        if not os.path.isabs(path):
+            module.fail_json(msg=f"read[{index}]: {path!r} is not an absolute path", changed_paths=changed, invocation=shown)
+        try:
+            with open(path, "rb") as handle:
+                read[path] = handle.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            module.fail_json(msg=f"read[{index}]: {path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                             changed_paths=changed, invocation=shown)
+        except OSError as exc:
+            module.fail_json(msg=f"read[{index}]: {path}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
+    result = {"changed": bool(changed), "changed_paths": changed, "found": found, "read": read, "invocation": shown}
     if module._diff and diffs:
         result["diff"] = diffs
     module.exit_json(**result)

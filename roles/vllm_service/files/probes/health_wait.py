@@ -1,9 +1,11 @@
 """Readiness probe, run on the host: polls a unit's state and /health every 0.5 s for up to WINDOW seconds.
 
-Usage: health_wait.py UNIT URL WINDOW SINCE TIMEOUT. Returns as soon as the server is ready or its unit
+Usage: health_wait.py UNIT URL WINDOW SINCE TIMEOUT [journal]. Returns as soon as the server is ready or its unit
 failed or restarted, printing one JSON object: the unit's ActiveState, SubState, NRestarts, MainPID, the
 /health status ("health": 200 or the error's name) and a "progress" line (time since the start, the server's
-last log line) that the play shows per window (plugins/callback/eagle3_progress.py).
+last log line) that the play shows per window (plugins/callback/eagle3_progress.py). With "journal", a ready
+server's journal since SINCE comes too ("journal", its lines as `journalctl -o cat` prints them): what the engine
+resolved at this start, read in the same call.
 """
 from __future__ import annotations
 
@@ -40,7 +42,13 @@ def last_line(unit: str, since: int) -> str | None:
     return last[-1] if last else None
 
 
-def wait(unit: str, url: str, window: float, since: int, timeout: str) -> dict[str, Any]:
+def journal(unit: str, since: int) -> list[str]:
+    """The unit's journal since SINCE, one message per line (journalctl -o cat)."""
+    return subprocess.run(["journalctl", "-u", unit, "--since", "@%d" % since, "--no-pager", "-o", "cat"],
+                          capture_output=True, text=True).stdout.splitlines()
+
+
+def wait(unit: str, url: str, window: float, since: int, timeout: str, with_journal: bool = False) -> dict[str, Any]:
     deadline = time.monotonic() + window
     while True:
         state = unit_state(unit)
@@ -49,9 +57,12 @@ def wait(unit: str, url: str, window: float, since: int, timeout: str) -> dict[s
             last = last_line(unit, since)
             state["progress"] = "%s starting: %d s of %s s, /health %s, last log: %s" % (
                 unit, time.time() - since, timeout, state["health"], (last[:160] if last else "(none yet)"))
+            if with_journal and state["health"] == 200:
+                state["journal"] = journal(unit, since)
             return state
         time.sleep(0.5)
 
 
 if __name__ == "__main__":
-    print(json.dumps(wait(sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+    print(json.dumps(wait(sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
+                          sys.argv[6:] == ["journal"])))
