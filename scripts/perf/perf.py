@@ -232,6 +232,13 @@ def main() -> int:
                               text=True).stdout.splitlines()
         figures["bare_left_running"] = [line.strip() for line in left if "python" in line or "VLLM" in line]
         log(f"   the bare host left running: {figures['bare_left_running'] or 'nothing of vLLM'}; stopping it")
+        # The servers' speed in the bare run, beside site.yml's below: the two run one after the other, and this
+        # machine's speed drifts (the same benchmark's output throughput varied by a third within a day): when the
+        # two differ, so do the waits that make most of either wall time, whatever the automation costs.
+        figures["throughput_tok_s"] = {"bare": {
+            name: round(json.loads(subprocess.run(["podman", "exec", "perf-bare-1", "cat", f"/opt/bare/results/{name}.json"],
+                                                  capture_output=True, text=True, check=True).stdout)["output_throughput"], 1)
+            for name in ("baseline", "eagle3")}}
         subprocess.run(["podman", "stop", "-t", "5", "perf-bare-1"], check=True, capture_output=True)
         log("1. site.yml on perf-site-1")
         run_id = f"perf-{stamp}"
@@ -240,8 +247,13 @@ def main() -> int:
         figures["site_controller_cpu_s"] = first["controller_cpu"]
         figures["overhead_ratio"] = round(first["wall"] / figures["bare_s"], 3)
         figures["site_breakdown"] = breakdown(first)
+        figures["heavy_vs_bare"] = round(figures["site_breakdown"]["heavy_s"] / figures["bare_s"], 3)
+        figures["throughput_tok_s"]["site"] = {
+            name: round(json.loads((OUT / "results" / run_id / "perf-site-1" / f"{name}.json").read_text())["output_throughput"], 1)
+            for name in ("baseline", "eagle3")}
         log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}; steps of 2 s or more "
-            f"{figures['site_breakdown']['heavy_s']} s, shorter tasks {figures['site_breakdown']['short']}")
+            f"{figures['site_breakdown']['heavy_s']} s, shorter tasks {figures['site_breakdown']['short']}; output "
+            f"throughput (tok/s), bare and site.yml: {figures['throughput_tok_s']}")
 
         starts = startup_times("perf-site-1")
         lags = readiness_lags(starts, [end for _, end in task_ends(first, "Wait for /health")])
