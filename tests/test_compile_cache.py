@@ -211,25 +211,34 @@ def test_pack_of_an_empty_cache_ships_nothing(tmp_path):
     assert not (tmp_path / "c.tar.gz").exists()
 
 
-def test_identity_reads_the_safetensors_header_and_the_hub_revision(tmp_path):
+def test_look_reads_the_safetensors_header_the_hub_revision_and_the_keys_held(tmp_path):
     model = tmp_path / "target"
     model.mkdir()
     (model / "config.json").write_text('{"hidden_size": 64}')
     header = json.dumps({"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}).encode()
     (model / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 16)
-    first = probe("identity", str(tmp_path / "hf"), str(model))[str(model)]
+    root = tmp_path / "cache"
+
+    def look(*models: str) -> dict:
+        return probe("look", str(tmp_path / "hf"), str(root), *models)
+
+    first = look(str(model))["identity"][str(model)]
     # New weights of the same shapes: the same identity (a compiled graph does not hold them) ...
     (model / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\1" * 16)
-    assert probe("identity", str(tmp_path / "hf"), str(model))[str(model)] == first
+    assert look(str(model))["identity"][str(model)] == first
     # ... another shape: another one.
     header2 = header.replace(b"[2, 2]", b"[2, 4]")
     (model / "model.safetensors").write_bytes(len(header2).to_bytes(8, "little") + header2 + b"\0" * 32)
-    assert probe("identity", str(tmp_path / "hf"), str(model))[str(model)] not in (first, "")
+    assert look(str(model))["identity"][str(model)] not in (first, "")
     ref = tmp_path / "hf/hub/models--org--name/refs"
     ref.mkdir(parents=True)
     (ref / "main").write_text("0e9e39f2\n")
-    assert probe("identity", str(tmp_path / "hf"), "org/name", "org/absent") == \
-        {"org/name": "revision:0e9e39f2", "org/absent": ""}
+    assert look("org/name", "org/absent") == {"identity": {"org/name": "revision:0e9e39f2", "org/absent": ""}, "marks": []}
+    # The keys the root holds are the ones pack marked (unpack marks the same way), listed in the same call.
+    (root / "torch_compile_cache").mkdir(parents=True)
+    (root / "torch_compile_cache" / "graph.py").write_text("compiled\n")
+    probe("pack", str(root), str(tmp_path / "c.tar.gz"), "k1", "{}")
+    assert look()["marks"] == ["k1"]
 
 
 def ctl(*args: str) -> dict:

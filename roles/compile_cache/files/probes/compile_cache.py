@@ -1,11 +1,13 @@
 """The compile cache on a host (VLLM_CACHE_ROOT), packed on the canary and applied on the other hosts (issue 15).
 
-Usage: compile_cache.py identity HF_HOME MODEL...
+Usage: compile_cache.py look HF_HOME ROOT MODEL...
        compile_cache.py pack ROOT ARCHIVE KEY INFO_JSON
        compile_cache.py unpack ROOT ARCHIVE KEY
-identity prints {MODEL: identity} for the key: for a local directory the sha256 of its config.json and of every
-*.safetensors file's header (tensor names, shapes and dtypes: what a compiled graph depends on); for a hub id the
-revision the host's hub cache resolved (HF_HOME/hub/models--ORG--NAME/refs/main), "" when neither is there.
+look prints {"identity": {MODEL: identity}, "marks": [KEY...]}, what a start's cache key and look-up need from the
+host in one call. The identity: for a local directory the sha256 of its config.json and of every *.safetensors file's
+header (tensor names, shapes and dtypes: what a compiled graph depends on); for a hub id the revision the host's hub
+cache resolved (HF_HOME/hub/models--ORG--NAME/refs/main), "" when neither is there. The marks: the keys whose cache
+ROOT holds (ROOT/.eagle3-compile-cache/KEY.json, written by pack and unpack), [] when there is none.
 pack writes ARCHIVE (tar.gz) of everything under ROOT but the markers, with a first member
 eagle3-compile-cache.json: INFO_JSON (the canary, the profile and the key's material) plus "key", "files" and
 "bytes". It prints {"files": N, "bytes": N, "archive_bytes": N}; with no file under ROOT it writes nothing and
@@ -52,6 +54,14 @@ def identity(hf_home: str, model: str) -> str:
             return "revision:" + handle.read().strip()
     except OSError:
         return ""
+
+
+def marks(root: str) -> list[str]:
+    try:
+        names = os.listdir(os.path.join(root, MARKS))
+    except OSError:
+        return []
+    return sorted(name[:-len(".json")] for name in names if name.endswith(".json"))
 
 
 def _files(root: str) -> list[str]:
@@ -160,8 +170,8 @@ def unpack(root: str, archive: str, key: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) >= 3 and argv[1] == "identity":
-        print(json.dumps({model: identity(argv[2], model) for model in argv[3:]}))
+    if len(argv) >= 4 and argv[1] == "look":
+        print(json.dumps({"identity": {model: identity(argv[2], model) for model in argv[4:]}, "marks": marks(argv[3])}))
         return 0
     if len(argv) == 6 and argv[1] == "pack":
         print(json.dumps(pack(argv[2], argv[3], argv[4], json.loads(argv[5]))))
