@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("EAGLE3_ARTIFACTS", ROOT / "artifacts")) / "perf"
 GENERATOR = ROOT / "roles/model_assets/files/make_rehearsal_models.py"
+sys.path.insert(0, str(ROOT / "collections"))
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402
 CALLS = 0
 NUM_PROMPTS = 50  # the tutorial's, as in the rehearsal
 
@@ -249,7 +251,7 @@ def main() -> int:
         figures["site_breakdown"] = breakdown(first)
         figures["heavy_vs_bare"] = round(figures["site_breakdown"]["heavy_s"] / figures["bare_s"], 3)
         figures["throughput_tok_s"]["site"] = {
-            name: round(json.loads((OUT / "results" / run_id / "perf-site-1" / f"{name}.json").read_text())["output_throughput"], 1)
+            name: round(json.loads(layout.result_file(OUT / "results", run_id, "perf-site-1", name).read_text())["output_throughput"], 1)
             for name in ("baseline", "eagle3")}
         log(f"   site.yml: {figures['site_s']} s, ratio {figures['overhead_ratio']}; steps of 2 s or more "
             f"{figures['site_breakdown']['heavy_s']} s, shorter tasks {figures['site_breakdown']['short']}; output "

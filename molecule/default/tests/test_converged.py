@@ -94,9 +94,9 @@ def test_install_is_pinned_and_cpu_fixed():
 
 
 # Every source file in the venv has current bytecode, or does not compile for this Python (torch ships Python
-# 3.12-only test files; pip skips those too). pip installs without compiling and a background compileall compiles the
-# venv (vllm_install); without it only what root imported (vllm --version, the model generator) would have bytecode,
-# and the service user, which cannot write the venv, would compile the rest in memory at every start.
+# 3.12-only test files; pip skips those too). pip installs without compiling and compileall compiles the venv after
+# the CPU fixes (vllm_install); without it only what root imported (vllm --version, the model generator) would have
+# bytecode, and the service user, which cannot write the venv, would compile the rest in memory at every start.
 BYTECODE_PROBE = r"""
 import importlib.util, json, os, struct, sys
 total, stale = 0, []
