@@ -25,6 +25,9 @@ def test_each_scenario_uses_the_transport_of_real_runs(scenario):
     ssh = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options["ssh_connection"].items()}
     assert ssh == {k: v.lower() if v in ("True", "False") else v for k, v in CFG["ssh_connection"].items()}
     assert str(options["defaults"]["host_key_checking"]) == CFG["defaults"]["host_key_checking"]
+    # The same callbacks: the preload (plugins loaded once, not in every task's worker) and the progress output.
+    for key in ("callbacks_enabled", "stdout_callback"):
+        assert [v.strip() for v in str(options["defaults"][key]).split(",")] == [v.strip() for v in CFG["defaults"][key].split(",")], key
 
 
 def _evaluations(tmp_path, resolve: bool) -> int:

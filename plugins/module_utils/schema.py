@@ -18,11 +18,10 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import jsonschema
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 CONTROL_NAMES = {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab"}
@@ -47,11 +46,13 @@ def _is_integer(_checker: Any, value: Any) -> bool:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError
     if isinstance(instance, str) and _compiled(pattern).fullmatch(instance) is None:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _percent(validator: Any, on: bool, instance: Any, schema: dict) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError
     if on and _is_number(None, instance) and 0 < instance <= 1:
         yield ValidationError(f"is a fraction where a percentage is expected: did you mean {instance * 100:g} (%)?")
 
@@ -61,10 +62,18 @@ def _compiled(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
-TYPES = Draft202012Validator.TYPE_CHECKER.redefine_many(
-    {"array": _is_array, "object": _is_object, "number": _is_number, "integer": _is_integer})
-Validator = jsonschema.validators.extend(
-    Draft202012Validator, validators={"pattern": _pattern, "x-percent": _percent}, type_checker=TYPES)
+@lru_cache(maxsize=1)
+def validator_class() -> Any:
+    """Draft 2020-12 with the project's types and keywords. jsonschema is imported here, at the first validation:
+    Ansible loads every filter file of the collection in each task's worker process to find one filter, and an import
+    at the top cost each such task about 55 ms (docs/performance.md)."""
+    import jsonschema
+    from jsonschema import Draft202012Validator
+
+    types = Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"array": _is_array, "object": _is_object, "number": _is_number, "integer": _is_integer})
+    return jsonschema.validators.extend(
+        Draft202012Validator, validators={"pattern": _pattern, "x-percent": _percent}, type_checker=types)
 
 WORDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
          "array": "a list", "object": "a mapping", "null": "null"}
@@ -183,7 +192,7 @@ def problems(value: Any, schema: dict, root: str, definitions: dict | None = Non
     out = [] if schema.get("x-multiline") else control_problems(value, [root], secret)
     full = dict(schema, **({"$defs": definitions} if definitions else {}))
     top = schema.get("x-expect") or (definitions or {}).get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {}).get("x-expect")
-    errors = sorted(Validator(full).iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    errors = sorted(validator_class()(full).iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     # a path already refused for a control character is not refused again for the pattern it then fails
     seen: set[tuple] = {tuple(p) for p in _control_paths(value, [])} if out else set()
     for error in errors:
