@@ -22,6 +22,7 @@ MODULES = [
     "ansible_collections.eagle3.trn2.plugins.module_utils.settings",           # by filter/cli_refusal.py
     "ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks",  # by lookup/dir_problem.py
     "ansible_collections.eagle3.trn2.plugins.module_utils.controller_io",      # by action/controller_file.py
+    "jsonschema",                                                              # the settings' and results' validator
 ]
 PROBE = """import sys
 
@@ -96,6 +97,7 @@ def test_the_preload_names_every_filter_lookup_and_action_file_it_loaded(tmp_pat
     loaded = dict(part.strip().split(" ", 1) for part in line.removeprefix("eagle3.trn2.preload: ").split(";"))
     for kind in ("filter", "lookup", "action"):
         assert loaded[kind].split(", ") == _stems(kind), kind
+    assert loaded["ansible"] == "filters, tests" and loaded["schema"] == "jsonschema"
 
 
 def test_jsonschema_is_imported_only_when_a_value_is_validated():

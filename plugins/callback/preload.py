@@ -11,9 +11,11 @@ DOCUMENTATION = """
           collection (C(Jinja2Loader.get_with_context) imports each file to read which filters it holds), so every
           task whose templates used one of this collection's filters loaded all its filter files again, with their
           imports, about 100 ms a task on 2 cores (docs/performance.md, "Plugins loaded once").
-        - At the playbook's start this callback loads every filter, lookup and action plugin of eagle3.trn2 in
-          ansible-playbook's process; the workers, forked from it, find them loaded. It prints nothing and changes
-          nothing else. Without it (another ansible.cfg) runs are the same, only slower.
+        - At the playbook's start this callback loads, in ansible-playbook's process, every filter, lookup and action
+          plugin of eagle3.trn2, Ansible's own filters and tests (the first template that uses one loads all of
+          them, in its worker too) and the settings and result files' schema validator (jsonschema); the workers,
+          forked from it, find them loaded. It prints nothing (at -vvv, what it loaded) and changes nothing else.
+          Without it (another ansible.cfg) runs are the same, only slower.
         - A plugin that fails to load is left to fail where a task uses it, with Ansible's own message.
     requirements:
         - enabled in callbacks_enabled (the project's ansible.cfg and molecule scenarios enable it)
@@ -23,7 +25,7 @@ import pkgutil
 from importlib import import_module
 
 from ansible.plugins.callback import CallbackBase
-from ansible.plugins.loader import action_loader, filter_loader, lookup_loader
+from ansible.plugins.loader import action_loader, filter_loader, lookup_loader, test_loader
 
 COLLECTION = "eagle3.trn2"
 
@@ -36,8 +38,8 @@ def plugin_names(kind: str) -> list[str]:
 
 def preload() -> dict[str, list[str]]:
     """Load each filter file (through one of its filters, as a template does), each lookup and each action plugin of
-    the collection; returns what loaded, by kind."""
-    loaded: dict[str, list[str]] = {"filter": [], "lookup": [], "action": []}
+    the collection, Ansible's own filters and tests, and the schema validator; returns what loaded, by kind."""
+    loaded: dict[str, list[str]] = {"filter": [], "lookup": [], "action": [], "ansible": [], "schema": []}
     for stem in plugin_names("filter"):
         module = import_module(f"ansible_collections.{COLLECTION}.plugins.filter.{stem}")
         names = sorted(module.FilterModule().filters())
@@ -47,6 +49,12 @@ def preload() -> dict[str, list[str]]:
         for stem in plugin_names(kind):
             if loader.get(f"{COLLECTION}.{stem}", class_only=True) is not None:
                 loaded[kind].append(stem)
+    for kind, loader in (("filters", filter_loader), ("tests", test_loader)):
+        if any(True for _ in loader.all()):
+            loaded["ansible"].append(kind)
+    schema = import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.schema")
+    if schema.validator_class() is not None:
+        loaded["schema"].append("jsonschema")
     return loaded
 
 
