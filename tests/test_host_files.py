@@ -95,6 +95,13 @@ PLAYBOOK = """---
       eagle3.trn2.host_files: {files: [], read: ["{{ base }}/etc/b.yaml", "{{ base }}/etc/none.yaml"]}
       register: unread
       ignore_errors: true
+    - name: Files read if present, one missing, one there
+      eagle3.trn2.host_files: {files: [], read_if_present: ["{{ base }}/etc/none.yaml", "{{ base }}/etc/b.yaml"]}
+      register: maybe
+    - name: A file read if present that is not text
+      eagle3.trn2.host_files: {files: [], read_if_present: ["{{ base }}/etc/binary"]}
+      register: binary
+      ignore_errors: true
 """
 
 
@@ -102,9 +109,10 @@ def test_the_module_in_a_real_playbook(tmp_path):
     base = tmp_path / "host"
     (base / "etc").mkdir(parents=True)
     (base / "etc" / "stale.env").write_text("old\n")
+    (base / "etc" / "binary").write_bytes(b"\xff\xfe")
     _, got = play_and_read(tmp_path, PLAYBOOK, {"localhost": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}, base,
-        ['checked', 'written', 'again', 'unknown', 'moved', 'relative', 'unread'])
+        ['checked', 'written', 'again', 'unknown', 'moved', 'relative', 'unread', 'maybe', 'binary'])
     etc = str(base / "etc")
     # Check mode: everything that would change is named, with a diff per entry, and nothing was written.
     assert got["checked"]["changed"] and got["checked"]["changed_paths"] == [
@@ -119,6 +127,10 @@ def test_the_module_in_a_real_playbook(tmp_path):
     # read returns the text after the writes, and names a file it cannot read.
     assert got["written"]["read"] == {f"{etc}/a.yaml": "a: 1\n"} and got["again"]["read"] == {}
     assert got["unread"]["failed"] and f"read[1]: {etc}/none.yaml: No such file or directory" in got["unread"]["msg"]
+    # read_if_present: a missing file is named in absent, not a failure; one that is not text still fails by name.
+    assert got["maybe"]["read"] == {f"{etc}/b.yaml": "b: 2\n"} and got["maybe"]["absent"] == [f"{etc}/none.yaml"]
+    assert got["written"]["absent"] == [] and not got["maybe"]["changed"]
+    assert got["binary"]["failed"] and f"read_if_present[0]: {etc}/binary: not UTF-8 text" in got["binary"]["msg"]
     assert got["again"]["changed"] is False and got["again"]["changed_paths"] == []
     # Refusals name the entry and what was expected; entries before a refused one were written.
     assert got["unknown"]["failed"] and "files[0]: unknown key(s) dest" in got["unknown"]["msg"]

@@ -16,7 +16,8 @@ description:
   - I(look_in) then lists the names matching I(patterns) in each directory (after the writes), for the play to
     decide what is stale; a directory that does not exist lists nothing.
   - I(read) then returns the text of a few files (after the writes), as a row of C(slurp) tasks would, one call for
-    all; a file that is missing or not UTF-8 text fails the call by name.
+    all; a file that is missing or not UTF-8 text fails the call by name. I(read_if_present) does the same for files
+    that may not exist yet (a record an earlier run left), naming a missing one in C(absent) instead of failing.
   - Check mode writes nothing and reports what would change; with --diff each changed file's diff is returned, as the
     C(template) module returns it. The result's C(invocation) names each file's size and SHA-256, never its content
     (the C(template) module's invocation names its source, not the text; a log or an AWX job event keeps the
@@ -38,6 +39,11 @@ options:
     type: list
     elements: str
     default: []
+  read_if_present:
+    description: Files (absolute paths) whose text to return in C(read) when they exist, else named in C(absent).
+    type: list
+    elements: str
+    default: []
 author: eagle3 project
 """
 
@@ -56,7 +62,8 @@ EXAMPLES = r"""
 RETURN = r"""
 changed_paths: {description: The paths that changed (or would change in check mode)., type: list, returned: always}
 found: {description: Per I(look_in) path, the sorted names matching its patterns., type: dict, returned: always}
-read: {description: Per I(read) path, the file's text., type: dict, returned: always}
+read: {description: Per I(read) path and per I(read_if_present) path that exists, the file's text., type: dict, returned: always}
+absent: {description: The I(read_if_present) paths that do not exist., type: list, returned: always}
 diff: {description: One diff per changed entry (with --diff)., type: list, returned: when changed and diff}
 """
 
@@ -79,14 +86,16 @@ def _invocation(params: dict) -> dict:
             text = shown["content"].encode("utf-8", "surrogateescape")
             shown["content"] = f"({len(text)} bytes, sha256 {hashlib.sha256(text).hexdigest()})"
         files.append(shown)
-    return {"module_args": {"files": files, "look_in": params.get("look_in") or [], "read": params.get("read") or []}}
+    return {"module_args": {"files": files, "look_in": params.get("look_in") or [], "read": params.get("read") or [],
+                            "read_if_present": params.get("read_if_present") or []}}
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={"files": {"type": "list", "elements": "dict", "required": True},
                        "look_in": {"type": "list", "elements": "dict", "default": []},
-                       "read": {"type": "list", "elements": "str", "default": []}},
+                       "read": {"type": "list", "elements": "str", "default": []},
+                       "read_if_present": {"type": "list", "elements": "str", "default": []}},
         supports_check_mode=True)
     shown = _invocation(module.params)
     changed, diffs = [], []
@@ -118,19 +127,25 @@ def main() -> None:
         except (FileNotFoundError, NotADirectoryError):
             names = []
         found[place["path"]] = sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in place["patterns"]))
-    read = {}
-    for index, path in enumerate(module.params["read"]):
-        if not os.path.isabs(path):
-            module.fail_json(msg=f"read[{index}]: {path!r} is not an absolute path", changed_paths=changed, invocation=shown)
-        try:
-            with open(path, "rb") as handle:
-                read[path] = handle.read().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            module.fail_json(msg=f"read[{index}]: {path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-                             changed_paths=changed, invocation=shown)
-        except OSError as exc:
-            module.fail_json(msg=f"read[{index}]: {path}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
-    result = {"changed": bool(changed), "changed_paths": changed, "found": found, "read": read, "invocation": shown}
+    read, absent = {}, []
+    for option in ("read", "read_if_present"):
+        for index, path in enumerate(module.params[option]):
+            if not os.path.isabs(path):
+                module.fail_json(msg=f"{option}[{index}]: {path!r} is not an absolute path", changed_paths=changed, invocation=shown)
+            try:
+                with open(path, "rb") as handle:
+                    read[path] = handle.read().decode("utf-8")
+            except FileNotFoundError:
+                if option == "read":
+                    module.fail_json(msg=f"read[{index}]: {path}: No such file or directory", changed_paths=changed, invocation=shown)
+                absent.append(path)
+            except UnicodeDecodeError as exc:
+                module.fail_json(msg=f"{option}[{index}]: {path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                 changed_paths=changed, invocation=shown)
+            except OSError as exc:
+                module.fail_json(msg=f"{option}[{index}]: {path}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
+    result = {"changed": bool(changed), "changed_paths": changed, "found": found, "read": read, "absent": absent,
+              "invocation": shown}
     if module._diff and diffs:
         result["diff"] = diffs
     module.exit_json(**result)
