@@ -135,14 +135,13 @@ def main() -> None:
             try:
                 with open(path, "rb") as handle:
                     read[path] = handle.read().decode("utf-8")
-            except FileNotFoundError:
-                if option == "read":
-                    module.fail_json(msg=f"read[{index}]: {path}: No such file or directory", changed_paths=changed, invocation=shown)
-                absent.append(path)
             except UnicodeDecodeError as exc:
                 module.fail_json(msg=f"{option}[{index}]: {path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
                                  changed_paths=changed, invocation=shown)
             except OSError as exc:
+                if option == "read_if_present" and isinstance(exc, FileNotFoundError):
+                    absent.append(path)
+                    continue
                 module.fail_json(msg=f"{option}[{index}]: {path}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
     result = {"changed": bool(changed), "changed_paths": changed, "found": found, "read": read, "absent": absent,
               "invocation": shown}
