@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
+import yaml
 
 from conftest import ROOT
 
@@ -57,6 +58,29 @@ def test_port_probe_finds_a_listener_and_its_process():
         seen = json.loads(run_c(PROBES / "port_holders.py", str(port)))
         assert seen["listening"] and [h["pid"] for h in seen["holders"]] == [os.getpid()]
     assert port_holders.probe(port) == {"listening": False, "holders": []}
+
+
+def test_port_probe_starts_the_unit_only_on_a_free_port(monkeypatch):
+    port_holders = load(PROBES / "port_holders.py")
+    calls = []
+
+    def systemctl(argv, **_):
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 1 if "vllm-broken.service" in argv else 0, "", "Job failed.\n")
+
+    monkeypatch.setattr(port_holders.subprocess, "run", systemctl)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        held, status = port_holders.check_and_start(port, "vllm-baseline.service")
+        assert (held["listening"], held["started"], status, calls) == (True, False, 0, [])
+    free, status = port_holders.check_and_start(port, "vllm-baseline.service")
+    assert (free["listening"], free["started"], status) == (False, True, 0)
+    assert calls == [["systemctl", "restart", "vllm-baseline.service"]]
+    failed, status = port_holders.check_and_start(port, "vllm-broken.service")
+    assert (failed["started"], status) == (False, 1)
+    assert port_holders.check_and_start(port, None) == ({"listening": False, "holders": [], "started": False}, 0)
 
 
 def test_port_probe_reports_a_listener_it_cannot_attribute(tmp_path):
@@ -208,3 +232,55 @@ def test_drain_waits_for_in_flight_requests_and_says_what_was_left():
         sock.bind(("127.0.0.1", 0))
         free = sock.getsockname()[1]
     assert json.loads(run_c(DRAIN_WAIT, f"http://127.0.0.1:{free}", "5"))["answered"] is False
+
+
+# The one-call stops and take-down written as shell in the roles' tasks: run as the tasks run them, with a systemctl
+# on PATH that records its arguments and answers is-active from a file (a host's systemd is the molecule scenarios').
+def _shell_task(path: str, name_start: str) -> list[str]:
+    task = next(t for t in yaml.safe_load((ROOT / path).read_text()) if t["name"].startswith(name_start))
+    return task["ansible.builtin.command"]["argv"][:4]
+
+
+@pytest.fixture
+def systemctl(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "systemctl").write_text('#!/bin/sh\necho "$@" >> "$SYSTEMCTL_LOG"\n'
+                                       'if [ "$1" = is-active ]; then cat "$SYSTEMCTL_STATE"; fi\n')
+    (bin_dir / "systemctl").chmod(0o755)
+    state, log = tmp_path / "state", tmp_path / "log"
+    state.write_text("active\n")
+
+    def run(argv: list[str]) -> tuple[str, list[str]]:
+        log.write_text("")
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SYSTEMCTL_LOG": str(log),
+               "SYSTEMCTL_STATE": str(state)}
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+        return done.stdout, log.read_text().splitlines()
+    return run
+
+
+def test_the_serving_stop_is_one_call_and_acts_only_on_a_unit_that_is_there(tmp_path, systemctl):
+    script = _shell_task("roles/vllm_serving/tasks/stop.yml", "Stop the serving unit")
+    unit = tmp_path / "vllm-serve.service"
+    assert systemctl(script + [str(unit), "vllm-serve.service", "stop"]) == ("", [])  # never served: nothing
+    unit.write_text("[Service]\n")
+    assert systemctl(script + [str(unit), "vllm-serve.service", "check"]) == ("active\n", ["is-active vllm-serve.service"])
+    assert systemctl(script + [str(unit), "vllm-serve.service", "stop"]) == (
+        "active\n", ["is-active vllm-serve.service", "stop vllm-serve.service"])
+
+
+def test_taking_serving_down_is_one_call_that_stops_then_removes_what_is_there(tmp_path, systemctl):
+    script = _shell_task("roles/vllm_service/tasks/serve.yml", "Take serving down")
+    unit, key = tmp_path / "vllm-serve.service", tmp_path / "serve.env"
+    args = [str(unit), str(key), "vllm-serve.service"]
+    assert systemctl(script + args + ["do"]) == ("", [])  # nothing there: unchanged, no systemctl
+    unit.write_text("[Service]\n")
+    key.write_text("VLLM_API_KEY=x\n")
+    said, calls = systemctl(script + args + ["check"])
+    assert calls == [] and unit.exists() and key.exists()  # check mode only says what it would do
+    assert said.splitlines() == ["stop and disable vllm-serve.service", f"remove {unit}", f"remove {key}"]
+    assert systemctl(script + args + ["do"]) == (said, ["disable --now vllm-serve.service"])
+    assert not unit.exists() and not key.exists()
+    key.write_text("VLLM_API_KEY=x\n")  # a key left alone is removed, no unit to stop
+    assert systemctl(script + args + ["do"]) == (f"remove {key}\n", []) and not key.exists()

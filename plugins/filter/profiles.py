@@ -5,6 +5,7 @@ made here and nowhere else: the roles and playbooks read them from the profile (
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,7 +30,7 @@ UNIT_PREFIX, UNIT_SUFFIX = "vllm-", ".service"
 SERVING_UNIT = f"{UNIT_PREFIX}serve{UNIT_SUFFIX}"
 # What crosses roles, named once (docs/how-it-works.md, "Roles and who calls them"): vllm_service writes these files and
 # units; vllm_bench, compile_cache, vllm_serving and neuron_sdk read or stop them; bench_report renders the templates.
-LAYOUT: dict[str, str] = {
+LAYOUT: dict[str, Any] = {
     "config_dir": "/etc/eagle3",                # the units' configs and environment files (vllm_service_config_dir)
     "env_file": "vllm.env",                     # every unit's environment (the compile cache key hashes it)
     "secrets_env_file": "secrets.env",          # root only: HF_TOKEN
@@ -38,6 +39,8 @@ LAYOUT: dict[str, str] = {
     "unit_dir": "/etc/systemd/system",
     "unit_pattern": f"{UNIT_PREFIX}*{UNIT_SUFFIX}",  # every profile unit and the serving unit (vllm-*.service)
     "serving_unit": SERVING_UNIT,
+    # `systemctl is-active` states of a unit that a stop changes (vllm_bench's and vllm_serving's one-call stops)
+    "running_states": ["active", "activating", "deactivating", "reloading"],
     # the helpers the units run (vllm_service: eagle3_stop.py, eagle3_api_guard.py) and the rehearsal's model maker
     # (model_assets: make_rehearsal_models.py), root-owned
     "lib_dir": "/usr/local/lib/eagle3",
@@ -83,9 +86,9 @@ def eagle3_serving_unit(_: Any = None) -> str:
     return SERVING_UNIT
 
 
-def eagle3_layout(_: Any = None) -> dict[str, str]:
+def eagle3_layout(_: Any = None) -> dict[str, Any]:
     """The paths and names shared across roles (LAYOUT), a copy."""
-    return dict(LAYOUT)
+    return copy.deepcopy(LAYOUT)
 
 
 class FilterModule:

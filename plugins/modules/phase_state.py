@@ -8,8 +8,9 @@ short_description: Whether a host phase can be skipped because the host is as th
 description:
   - C(state=compare), at the start of a phase (one call per host) - fingerprints the I(paths) the phase manages and
     compares them and I(inputs) with the phase's record in I(state_dir). Returns C(skip) true only when
-    I(shortcut) is true and both equal the record. When the phase is not skipped, its record is dropped first, so a
-    phase that then fails leaves no record and the next run runs it again.
+    I(shortcut) is true and both equal the record. When the phase is not skipped, its record and the records of
+    every later phase (C(host) comes before C(service)) are dropped first, so a phase that then fails leaves no record
+    and the next run runs it again, and a later phase, which runs too, has nothing left to compare.
   - C(state=recorded), after the phase succeeded - fingerprints the I(paths) again and writes the record (root only),
     unless the record already says the same.
   - The records are the automation's own bookkeeping, like a fact cache, and never count as a change of the host
@@ -57,6 +58,10 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.phase_state import (
     check_specs, compare, fingerprint, record, same_record)
 
 
+# The host phases in the order a run takes them.
+PHASES = ["host", "service"]
+
+
 def _read(path: str):
     try:
         with open(path, encoding="utf-8") as handle:
@@ -77,7 +82,7 @@ def _write(path: str, data: dict) -> None:
 
 def main() -> None:
     module = AnsibleModule(argument_spec={
-        "phase": {"type": "str", "required": True, "choices": ["host", "service"]},
+        "phase": {"type": "str", "required": True, "choices": PHASES},
         "inputs": {"type": "str", "required": True},
         "input_digests": {"type": "dict", "default": {}},
         "paths": {"type": "list", "elements": "dict", "required": True},
@@ -98,8 +103,12 @@ def main() -> None:
         skip, why = compare(old, params["phase"], params["inputs"], prints, params["input_digests"])
         if not params["shortcut"]:
             skip, why = False, params["unused_because"]
-        if not skip and old is not None and not module.check_mode:
-            os.unlink(path)
+        if not skip and not module.check_mode:
+            for later in PHASES[PHASES.index(params["phase"]):]:
+                try:
+                    os.unlink(os.path.join(params["state_dir"], f"{later}.json"))
+                except FileNotFoundError:
+                    pass
         module.exit_json(changed=False, skip=skip, why=why, record=old or {})
     new = record(params["phase"], params["inputs"], prints, params["run"],
                  datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), params["input_digests"])

@@ -1,14 +1,17 @@
 """Port probe, run on the host: is anything listening on a TCP port, and which processes hold the socket.
 
-Usage: port_holders.py PORT. Prints {"listening": bool, "holders": [{"pid", "command"}]}. The listening sockets
-come from /proc/net/tcp{,6} (the whole network namespace); the holders from /proc/<pid>/fd. With a shared
-network namespace (podman host network) a holder in another PID namespace shows as listening without a
-visible holder.
+Usage: port_holders.py PORT [UNIT]. Prints {"listening": bool, "holders": [{"pid", "command"}], "started": bool}.
+The listening sockets come from /proc/net/tcp{,6} (the whole network namespace); the holders from /proc/<pid>/fd.
+With a shared network namespace (podman host network) a holder in another PID namespace shows as listening without
+a visible holder. With UNIT, and only when nothing listens on PORT, the probe then restarts UNIT (`systemctl restart`,
+as systemd_service's state restarted does) and says started: the check and the start in one call. A failed restart
+exits with systemctl's status, its message on stderr.
 """
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -50,5 +53,21 @@ def probe(port: int) -> dict[str, Any]:
     return {"listening": bool(inodes), "holders": holders(inodes)}
 
 
+def check_and_start(port: int, unit: str | None) -> tuple[dict[str, Any], int]:
+    """The probe, then (with a unit, and a free port) the unit's restart: (what to print, exit status)."""
+    found = probe(port)
+    found["started"] = False
+    if unit is None or found["listening"]:
+        return found, 0
+    done = subprocess.run(["systemctl", "restart", unit], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr or "systemctl restart %s failed (status %d)\n" % (unit, done.returncode))
+        return found, done.returncode
+    found["started"] = True
+    return found, 0
+
+
 if __name__ == "__main__":
-    print(json.dumps(probe(int(sys.argv[1]))))
+    shown, status = check_and_start(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
+    print(json.dumps(shown))
+    sys.exit(status)
