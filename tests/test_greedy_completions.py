@@ -32,12 +32,18 @@ class Server(ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
-        self.lock, self.in_flight, self.most, self.bodies = threading.Lock(), 0, 0, []
+        self.lock, self.in_flight, self.most, self.bodies = threading.Condition(), 0, 0, []
 
 
 class Handler(BaseHTTPRequestHandler):
     """/v1/chat/completions: the prompt reversed, cut to max_tokens characters; "fail" -> 500; "slow" sleeps 12 s.
-    /v1/completions (the smoke test; vLLM's text completion answers choices[0].text): the prompt upper-cased."""
+    /v1/completions (the smoke test; vLLM's text completion answers choices[0].text): the prompt upper-cased.
+
+    A request counts as in flight from its arrival until just before its answer is written: the client cannot send
+    its next request before it reads an answer, so `most` never counts more than the client really had in flight
+    (counting until after the write let a handler thread still be counted when the client's next request arrived:
+    3 with 2 in flight, the fresh-clone CI run of 92d7b86). A "prompt number" request waits up to 5 s for a second
+    one, so `most` reaches 2 whenever the client sends two at a time, however loaded the machine."""
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -45,25 +51,28 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         server = self.server
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][0]["content"] if self.path.endswith("/chat/completions") else body["prompt"]
         with server.lock:
             server.bodies.append((self.path, body))
             server.in_flight += 1
             server.most = max(server.most, server.in_flight)
+            server.lock.notify_all()
+            if prompt.startswith("prompt number"):
+                server.lock.wait_for(lambda: server.in_flight >= 2, timeout=5)
         try:
-            prompt = body["messages"][0]["content"] if self.path.endswith("/chat/completions") else body["prompt"]
             time.sleep(12 if prompt == "slow" else 0.05)
-            if prompt == "fail":
-                self.answer(500, {"error": {"message": "engine dead"}})
-            elif prompt == "empty":
-                self.answer(200, {"choices": []})
-            elif not self.path.endswith("/chat/completions"):
-                self.answer(200, {"choices": [{"text": prompt.upper()[:body["max_tokens"]], "finish_reason": "length"}]})
-            else:
-                self.answer(200, {"choices": [{"message": {"role": "assistant", "content": prompt[::-1][:body["max_tokens"]]},
-                                               "finish_reason": "length"}], "usage": {"completion_tokens": 3}})
         finally:
             with server.lock:
                 server.in_flight -= 1
+        if prompt == "fail":
+            self.answer(500, {"error": {"message": "engine dead"}})
+        elif prompt == "empty":
+            self.answer(200, {"choices": []})
+        elif not self.path.endswith("/chat/completions"):
+            self.answer(200, {"choices": [{"text": prompt.upper()[:body["max_tokens"]], "finish_reason": "length"}]})
+        else:
+            self.answer(200, {"choices": [{"message": {"role": "assistant", "content": prompt[::-1][:body["max_tokens"]]},
+                                           "finish_reason": "length"}], "usage": {"completion_tokens": 3}})
 
     def answer(self, status: int, data: dict) -> None:
         raw = json.dumps(data).encode()
