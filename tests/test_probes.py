@@ -15,6 +15,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 import yaml
+from hypothesis import given, strategies as st
 
 from conftest import ROOT
 
@@ -284,3 +285,81 @@ def test_taking_serving_down_is_one_call_that_stops_then_removes_what_is_there(t
     assert not unit.exists() and not key.exists()
     key.write_text("VLLM_API_KEY=x\n")  # a key left alone is removed, no unit to stop
     assert systemctl(script + args + ["do"]) == (f"remove {key}\n", []) and not key.exists()
+
+
+SERVICE_ACCOUNT = ROOT / "roles/vllm_service/files/probes/service_account.py"
+
+
+@given(group=st.booleans(), user=st.one_of(st.none(), st.tuples(
+    st.booleans(), st.sampled_from(["/var/lib/eagle3", "/home/eagle3"]), st.sampled_from(["/usr/sbin/nologin", "/bin/sh"]))))
+def test_the_service_account_converges_in_one_pass_from_any_state(group, user):
+    """Whatever the group and user look like before (missing, or the user with another group, home or shell), the
+    plan's commands, applied as groupadd/useradd/usermod apply them, leave the account as asked, and the plan of
+    that state is empty: a second run changes nothing. An account already right gets no command."""
+    sa = load(SERVICE_ACCOUNT)
+    groups = {"users": 100, **({"eagle3": 990} if group else {})}
+    users = {} if user is None else {"eagle3": (groups["eagle3"] if user[0] and group else 100, user[1], user[2])}
+
+    def apply(command: list[str]) -> None:
+        def opt(flag: str) -> str:
+            return command[command.index(flag) + 1]
+        if command[0] == "groupadd":
+            groups[command[-1]] = 999
+        elif command[0] == "useradd":
+            assert command[-1] not in users and "--no-create-home" in command and "--system" in command
+            users[command[-1]] = (groups[opt("--gid")], opt("--home-dir"), opt("--shell"))
+        else:
+            assert command[0] == "usermod" and command[-1] in users
+            users[command[-1]] = (groups[opt("--gid")], opt("--home"), opt("--shell"))
+
+    def lookups() -> dict:
+        return {"group_id": lambda n: groups[n], "user": lambda n: users[n]}
+
+    right = group and user is not None and user == (True, "/var/lib/eagle3", "/usr/sbin/nologin")
+    steps = sa.plan("eagle3", "/var/lib/eagle3", **lookups())
+    assert (steps == []) == right
+    for _, command in steps:
+        apply(command)
+    assert users["eagle3"] == (groups["eagle3"], "/var/lib/eagle3", "/usr/sbin/nologin")
+    assert sa.plan("eagle3", "/var/lib/eagle3", **lookups()) == []
+
+
+def test_the_service_account_in_check_mode_says_what_it_would_do_and_changes_nothing():
+    name = "eagle3-no-such-account"
+    said = run_c(SERVICE_ACCOUNT, name, "/var/lib/eagle3", "check")  # as configure.yml runs it, in check mode
+    assert said == f"group {name} created\nuser {name} created\n"
+    sa = load(SERVICE_ACCOUNT)
+    with pytest.raises(KeyError):
+        sa.account(name)
+
+
+def test_the_install_call_removes_the_wheelhouse_whatever_pip_did_and_prints_only_the_probe(tmp_path):
+    """files/pip_install.py as pip.yml runs it (python -c SPEC): pip's and the uninstall's output on stderr, the
+    probe's JSON alone on stdout; the wheelhouse removed after a failed pip too, and nothing after it run."""
+    log = tmp_path / "ran.log"
+
+    def step(name: str, status: int = 0) -> list[str]:
+        return [sys.executable, "-c", f"import sys; print('{name} says'); open({str(log)!r}, 'a').write('{name}\\n');"
+                                      f" sys.exit({status})"]
+
+    def run(pip_status: int, uninstall: bool = True) -> subprocess.CompletedProcess:
+        house = tmp_path / "wheelhouse"
+        (house / "sub").mkdir(parents=True, exist_ok=True)
+        (house / "sub/a.whl").write_text("x")
+        (tmp_path / "wheelhouse.tar").write_text("x")
+        spec = {"pip": step("pip", pip_status), "remove": [str(house), f"{house}.tar", str(tmp_path / "never-made")],
+                "uninstall": step("uninstall") if uninstall else [],
+                "probe": [sys.executable, "-c", "import json; print(json.dumps({'packages': {}}))"]}
+        log.write_text("")
+        done = subprocess.run([sys.executable, "-c", (INSTALL / "pip_install.py").read_text(), json.dumps(spec)],
+                              capture_output=True, text=True, timeout=60)
+        assert not house.exists() and not (tmp_path / "wheelhouse.tar").exists()
+        return done
+
+    done = run(0)
+    assert done.returncode == 0 and json.loads(done.stdout) == {"packages": {}}
+    assert done.stderr == "pip says\nuninstall says\n" and log.read_text() == "pip\nuninstall\n"
+    done = run(0, uninstall=False)
+    assert done.returncode == 0 and log.read_text() == "pip\n"
+    done = run(3)
+    assert done.returncode == 3 and done.stdout == "" and log.read_text() == "pip\n"

@@ -23,7 +23,7 @@ def load_yaml(path: str) -> dict:
 def test_service_user_is_a_locked_system_account():
     user = HOST.user("eagle3")
     assert user.exists
-    assert user.uid < 1000
+    assert user.uid < 1000 and user.group == "eagle3" and HOST.group("eagle3").gid < 1000
     assert user.shell == "/usr/sbin/nologin"
     assert user.home == "/var/lib/eagle3"
 

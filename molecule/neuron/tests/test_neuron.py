@@ -279,6 +279,15 @@ def test_wheelhouse_for_another_python_is_refused_before_any_change():
     assert "Nothing was changed" in out and "changed=0" in out.split("PLAY RECAP")[-1]
 
 
+def test_a_wheelhouse_interpreter_that_does_not_run_is_refused_before_any_change():
+    # Read in the controller's own process (a pipe lookup): a path that is no interpreter is named, not a template error.
+    rc, out = play("-e", "eagle3_install_source=wheelhouse", "-e", "vllm_install_wheelhouse_python=/nonexistent/python3",
+                   "--tags", "vllm")
+    assert rc != 0
+    assert "is /nonexistent/python3, which does not run on the controller: set it to a Python 3.11 there" in out
+    assert "Nothing was changed" in out and "changed=0" in out.split("PLAY RECAP")[-1]
+
+
 def test_wheelhouse_resolved_by_a_matching_python_installs_the_constrained_set():
     # The same Python minor and platform as the host's: the controller resolves the set (with the
     # row's constraints), ships one archive, the host installs it with --no-index.
