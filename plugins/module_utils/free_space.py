@@ -1,7 +1,9 @@
-"""Free space probe: prints nothing when the file system holding PATH (or its nearest existing parent) has at
-least MIN MB free, else "LABEL PATH has N MB free".
+"""Free space check: nothing when the file system holding PATH (or its nearest existing parent) has at least MIN MB
+free, else "LABEL PATH has N MB free".
 
-Usage: free_space.py LABEL PATH MIN.
+Two uses, one code: on the controller the eagle3_free_space filter (plugins/filter/free_space.py) calls problem() in
+Ansible's own process; on a host vllm_bench runs this file with `python -c` (stdlib only, nothing copied there first):
+usage free_space.py LABEL PATH MIN, it prints the same text.
 """
 from __future__ import annotations
 
