@@ -64,12 +64,9 @@ part_command() {
 # containers' cgroup, so default's host got about one core while they ran (its vLLM starts took 45-60 s against 21 s
 # on the idle machine, 2026-12-06). setsid -w: a new session and autogroup, waited for.
 LOWEST=(setsid -w bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true; exec nice -n 19 "$@"' lowest)
-cpu_seconds() {  # the user + system CPU seconds of this shell's waited-for children (bash's `times`, second line)
-  local tmp; tmp="$(mktemp)"
-  times >"$tmp"
-  awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] }; printf "%d", t }' "$tmp"
-  rm -f "$tmp"
-}
+# FILE: the user + system CPU seconds of a shell's waited-for children, from what bash's `times` wrote to FILE (its
+# second line). `times` itself must run in that shell: in $(...) it would report a new subshell's, nothing.
+children_cpu() { awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] }; printf "%d", t }' "$1"; }
 run_part() {  # NAME [live|nice]: runs it, its output in part_log NAME (and on stdout if live); its exit status,
   local name="$1" t0 rc prefix=(env)  # seconds and CPU seconds (on the controller) in $ARTIFACTS/NAME.rc
   [ "${2:-}" = nice ] && prefix=("${LOWEST[@]}")
@@ -82,7 +79,9 @@ run_part() {  # NAME [live|nice]: runs it, its output in part_log NAME (and on s
   fi
   rc=$?
   set -e
-  echo "$rc $(( $(date +%s) - t0 )) $(cpu_seconds)" >"$ARTIFACTS/$name.rc"
+  times >"$ARTIFACTS/$name.times"
+  echo "$rc $(( $(date +%s) - t0 )) $(children_cpu "$ARTIFACTS/$name.times")" >"$ARTIFACTS/$name.rc"
+  rm -f "$ARTIFACTS/$name.times"
 }
 show_part() {  # NAME [live]: prints its log (unless it was shown live) and result; returns its exit status
   local rc secs cpu
