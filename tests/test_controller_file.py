@@ -95,16 +95,17 @@ def test_settle_does_what_the_model_says(tmp_path_factory, requests):
 
 @pytest.mark.parametrize("kwargs, named", [
     ({"path": "results/run.json", "content": "x"}, "path must be an absolute path"),
-    ({"path": "/tmp/x", "content": "x", "state": "link"}, "state must be one of"),
-    ({"path": "/tmp/x", "state": "absent", "content": "x"}, "content is given with state file"),
-    ({"path": "/tmp/x", "content": "x", "src": "/tmp/y"}, "src is given with state moved"),
-    ({"path": "/tmp/x", "content": "x", "mode": "rw"}, "mode must be an octal string"),
-    ({"path": "/tmp/x", "state": "moved", "src": "/nonexistent/eagle3/x.part"}, "is not a file: nothing to move"),
+    ({"path": "{tmp}/x", "content": "x", "state": "link"}, "state must be one of"),
+    ({"path": "{tmp}/x", "state": "absent", "content": "x"}, "content is given with state file"),
+    ({"path": "{tmp}/x", "content": "x", "src": "{tmp}/y"}, "src is given with state moved"),
+    ({"path": "{tmp}/x", "content": "x", "mode": "rw"}, "mode must be an octal string"),
+    ({"path": "{tmp}/x", "state": "moved", "src": "/nonexistent/eagle3/x.part"}, "is not a file: nothing to move"),
     ({"path": "/nonexistent/eagle3/x.json", "content": "x"}, "the directory of /nonexistent/eagle3/x.json does not exist"),
 ])
-def test_refusals_name_the_option(kwargs, named):
+def test_refusals_name_the_option(kwargs, named, tmp_path):
+    # {tmp}: a fresh directory (a fixed /tmp/x failed once when something else had made /tmp/x a directory).
     with pytest.raises(ControllerFileError, match=named):
-        settle(**kwargs)
+        settle(**{key: value.replace("{tmp}", str(tmp_path)) for key, value in kwargs.items()})
 
 
 def test_check_mode_reports_what_an_earlier_task_would_have_made(tmp_path):
