@@ -37,9 +37,9 @@ if [ "${#SCENARIOS[@]}" -gt 0 ]; then
 fi
 
 # One stage: molecule default in the foreground, shown live (its converge and its roll gate a measured speedup), and
-# beside it, at `nice -n 19`, the parts that time nothing: the static checks (scripts/lint.sh: they read the checkout
-# only, so they no longer hold every other part back for a minute and more), pytest, molecule ec2 (moto) and molecule
-# neuron (fixture repositories). Niced, they take only what default leaves idle (about 30 % of 2 cores), so default's timing is its
+# beside it, at the lowest priority (LOWEST below), the parts that time nothing: the static checks (scripts/lint.sh:
+# they read the checkout only, so they no longer hold every other part back for a minute and more), pytest, molecule
+# ec2 (moto) and molecule neuron (fixture repositories). They take what default leaves idle, so its timing is its
 # own; they share no host name, port or results directory with it or each other (default: its hosts on
 # :2211/:2219, :8100, :9190; ec2: moto on :5055; neuron: its host on :2221, repositories on :8741-8742; pytest: free
 # ports and hosts that are never created). docs/testing.md, "The suite's time".
