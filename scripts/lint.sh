@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The suite's static checks: yamllint, ansible-lint (production profile), the roles' argument_specs against their
 # defaults, the playbooks' syntax. scripts/test.sh runs this as one part beside the others (it reads the checkout
-# only); run alone it needs the venv of scripts/test.sh (.venv) on PATH.
+# only); run alone it uses the venv scripts/test.sh made (.venv).
 source "$(dirname "$0")/env.sh"
-cd "$EAGLE3_ROOT"
-export ANSIBLE_CONFIG="$EAGLE3_ROOT/ansible.cfg"
+eagle3_activate
 eagle3_log "yamllint --strict"
 yamllint --strict .
 eagle3_log "ansible-lint (production profile)"
