@@ -19,32 +19,33 @@ OPERATOR = {"provision_ec2_admin_cidr": "203.0.113.0/24",
 TOKEN = "hf_OperatorToken0123456789abcdefgh"
 
 
-def site(extra: dict) -> tuple[int, str]:
+def site(extra: dict, results: Path) -> tuple[int, str]:
+    # results: a fresh directory of the test's (a fixed path under /tmp is shared with anything else on the machine).
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), AWS_EC2_METADATA_DISABLED="true",
-               EAGLE3_RUN_ID="aws-preflight", EAGLE3_RESULTS_DIR="/tmp/eagle3-aws-preflight", HF_TOKEN=TOKEN)
+               EAGLE3_RUN_ID="aws-preflight", EAGLE3_RESULTS_DIR=str(results), HF_TOKEN=TOKEN)
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(ROOT / "inventories/aws/hosts.yml"),
                            str(ROOT / "site.yml"), "-e", json.dumps(extra)], capture_output=True, text=True,
                           timeout=300, cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
     return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
 
 
-def test_unset_operator_settings_are_named():
-    rc, out = site({})
+def test_unset_operator_settings_are_named(tmp_path):
+    rc, out = site({}, tmp_path)
     assert rc != 0 and "Refused before any change: provision_ec2_admin_cidr must be a CIDR" in out
     assert "Provision the hosts" not in out  # the provisioning play never started
 
 
-def test_host_inputs_are_checked_before_the_fleet_exists():
-    rc, out = site({**OPERATOR, "eagle3_tensor_parallel_size": 3})
+def test_host_inputs_are_checked_before_the_fleet_exists(tmp_path):
+    rc, out = site({**OPERATOR, "eagle3_tensor_parallel_size": 3}, tmp_path)
     assert rc != 0
     assert "eagle3_tensor_parallel_size) must divide the host's 64 logical NeuronCores (got 3)" in out
     assert "Provision the hosts" not in out
 
 
-def test_refusal_names_only_the_variable_it_is_about():
+def test_refusal_names_only_the_variable_it_is_about(tmp_path):
     # vllm_bench_dataset_path contains vllm_bench_dataset: the refusal names the first only (as a whole token),
     # so the setting behind the second (eagle3_bench_dataset) is not blamed.
-    rc, out = site({**OPERATOR, "vllm_bench_dataset_path": "data/sonnet.txt"})
+    rc, out = site({**OPERATOR, "vllm_bench_dataset_path": "data/sonnet.txt"}, tmp_path)
     assert rc != 0
     assert ('Refused before any change: vllm_bench_dataset_path must be an absolute path on the host (got "data/sonnet.txt"). '
             "(vllm_bench_dataset_path is set from eagle3_dataset_path)") in out
