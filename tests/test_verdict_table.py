@@ -142,7 +142,8 @@ CASES: list[tuple] = [
      derived("agree", inject_spec), [H], {}, False, "its server speculated, so it is no baseline"),
     ("failed-requests", "agree/eagle3.json", "failed 4, completed 6",
      derived("agree", lambda h: edit(h / "eagle3.json", set_keys(failed=4, completed=6))), [H], {}, False,
-     "eagle3: 4 of 10 requests failed; 6 of 10 requests completed"),
+     "unusable file rehearsal-1/eagle3.json: 4 of 10 requests failed (the server did not answer them; 6 completed); "
+     "to recover, rerun with this run's eagle3_run_id"),
     ("prompts-differ", "agree/eagle3.json", "num_prompts and completed 50 (baseline ran 10)",
      derived("agree", lambda h: edit(h / "eagle3.json", set_keys(num_prompts=50, completed=50))), [H], {}, False,
      "workload differs from baseline's: num_prompts 50 vs 10"),

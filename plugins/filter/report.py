@@ -50,6 +50,9 @@ def _host_problems(entry: dict[str, Any] | None, baseline: str, round_problems: 
     if entry is None:
         return ["no results fetched (host failed before benchmarking or was unreachable)"]
     problems = [f"unusable file {b['file']}: {b['reason']}" for b in entry["bad_files"]]
+    if problems:
+        problems.append("to recover, rerun with this run's eagle3_run_id: a result that fails its own checks is kept "
+                        "aside in the run's quarantine/ folder and its profile benchmarked again")
     if entry["failure"]:
         f = entry["failure"]
         problems.insert(0, f"profile {f.get('profile')} failed at \"{f.get('task')}\": {f.get('reason')}")

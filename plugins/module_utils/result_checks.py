@@ -121,8 +121,22 @@ def counter_problems(data: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def completeness_problems(data: Mapping[str, Any]) -> list[str]:
+    """Every request completed and none failed (issue 51): a client whose server died under it still exits 0 and writes
+    a file ("Successful requests: 19, Failed requests: 31"); its figures measure a broken run, whatever its workload."""
+    prompts, completed, failed = (data.get(k) for k in ("num_prompts", "completed", "failed"))
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (prompts, completed, failed)):
+        return []  # the schema names the wrong type
+    if failed:
+        return [f"{failed} of {prompts} requests failed (the server did not answer them; {completed} completed)"]
+    if completed != prompts:
+        return [f"{completed} of {prompts} requests completed"]
+    return []
+
+
 def file_problems(data: Any) -> list[str]:
-    """Every problem of one result file on its own: presence, shape and types, finite numbers, its own counters."""
+    """Every problem of one result file on its own: presence, shape and types, finite numbers, every request completed
+    and none failed (first: the cause an operator needs), its own counters."""
     if not isinstance(data, Mapping):
         return [f"a JSON {type(data).__name__}, not an object"]
     out, skip = [], set()
@@ -140,14 +154,16 @@ def file_problems(data: Any) -> list[str]:
     for line in _schema.problems(_schema.plain(data), _shape(), ""):
         if not any(line.startswith(f"{p} ") or line.startswith(f"{p}[") for p in skip):
             out.append(line)
-    return out + counter_problems(data)
+    return completeness_problems(data) + out + counter_problems(data)
 
 
 def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, Any], round_no: int = 1) -> list[str]:
     """The file's own run id, host, profile and round against the run's own record and its name.
 
     `record`: {"run_id": [(source, value), ...], "host": (source, value) or None, "profiles": [names] or None,
-    "host_dir": the directory name, only to say why a host cannot be checked}.
+    "host_dir": the directory name, only to say why a host cannot be checked, "sha256": the manifest's path -> sha256
+    of the rendered units and configs, or None}. A result that names its server config (--metadata config,
+    config_sha256) must have been measured with the config the manifest records (issue 51).
     """
     out = []
     run_id = data.get("run_id")
@@ -175,6 +191,16 @@ def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, 
         elif record.get("profiles") is not None and own not in record["profiles"]:
             out.append(f"profile {own!r} is not one of the host's profiles (manifest.json parameters.profiles: "
                        f"{', '.join(record['profiles']) or 'none'})")
+    config, measured = data.get("config"), data.get("config_sha256")
+    recorded = record.get("sha256")
+    if isinstance(config, str) and isinstance(measured, str) and isinstance(recorded, Mapping):
+        if config not in recorded:
+            out.append(f"measured with server config {config}, which {record.get('host_dir')}/manifest.json does not "
+                       "record")
+        elif recorded[config] != measured:
+            out.append(f"measured with server config {config} of sha256 {measured[:12]}, but "
+                       f"{record.get('host_dir')}/manifest.json records {str(recorded[config])[:12]} (the config "
+                       "changed after this result was measured: a stale result)")
     own_round = data.get("round")
     if own_round is None and round_no > 1:
         out.append(f"no round in a round-{round_no} file ({name}: vllm_bench passes --metadata round={round_no})")
@@ -240,10 +266,12 @@ def run_record(run: Mapping[str, Any], host: str) -> dict[str, Any]:
     if isinstance(data, Mapping) and isinstance(data.get("run_id"), str):
         ids.append(("run.json", data["run_id"]))
     manifest = ((run.get("hosts") or {}).get(host) or {}).get("manifest")
-    record: dict[str, Any] = {"run_id": ids, "host": None, "profiles": None, "host_dir": host}
+    record: dict[str, Any] = {"run_id": ids, "host": None, "profiles": None, "host_dir": host, "sha256": None}
     if isinstance(manifest, Mapping):
         if isinstance(manifest.get("run_id"), str):
             ids.append((f"{host}/manifest.json", manifest["run_id"]))
+        if isinstance(manifest.get("sha256"), Mapping):
+            record["sha256"] = manifest["sha256"]
         if isinstance(manifest.get("host"), str):
             record["host"] = (f"{host}/manifest.json", manifest["host"])
         parameters = manifest.get("parameters")

@@ -6,6 +6,7 @@ scripts/perf finds a run's files by it, and the filter eagle3.trn2.eagle3_result
     <results_dir>/<run_id>/.bench-window.lock        the benchmark window's lock (vllm_bench_exclusive_window)
     <results_dir>/<run_id>/{verdict,summary}.json    the report's verdict and summary; report.{md,csv,html}
     <results_dir>/<run_id>/compile-cache/<profile>.json   the run's compile-cache manifest of a profile (not a host)
+    <results_dir>/<run_id>/quarantine/<host>/<file>.<stamp>[.why.json]   an invalid result kept aside, and why (issue 51)
     <results_dir>/<run_id>/<host>/<profile>.json     a profile's `vllm bench serve --save-result` file (round 1)
     <results_dir>/<run_id>/<host>/<profile>.round<r>.json   round r >= 2 of it (eagle3_bench_rounds)
     <results_dir>/<run_id>/<host>/<profile>.completions.json   its parity completions
@@ -20,7 +21,7 @@ RUN_FILE = "run.json"
 # The run's own files besides run.json and the report's (each at <results_dir>/<run_id>/<name>).
 RUN_OWN = ("serving.json", ".bench-window.lock")
 REPORT_FILES = ("verdict.json", "summary.json", "report.md", "report.csv", "report.html")
-RUN_DIRS = frozenset({"compile-cache"})
+RUN_DIRS = frozenset({"compile-cache", "quarantine"})
 HOST_FILES = {"manifest.json": "manifest", "failure.json": "failure", "timeline.json": "timeline"}
 COMPLETIONS = ".completions.json"
 # Profile names are [a-z][a-z0-9_]*(-k[0-9]+)? (the settings schema): no dot, so the round suffix is unambiguous.
