@@ -203,3 +203,28 @@ def test_the_probe_keeps_an_invalid_result_aside_with_its_reason(tmp_path):
     why = json.loads((tmp_path / "quarantine/eagle3.json.20261206T120000Z.why.json").read_text())
     assert why == {"file": "eagle3.json", "reason": "truncated or invalid JSON", "phase": "host",
                    "when": "20261206T120000Z"}
+
+
+def test_the_report_refuses_a_result_measured_with_another_config_than_the_manifest_records():
+    """The report's half of the config identity (result_checks.record_problems): a result names the config it was
+    measured with; the host's manifest.json records each config's sha256 as the pass read it."""
+    from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
+
+    def run(measured: str) -> dict:
+        results = {}
+        for name in ("baseline", "eagle3"):
+            data = json.loads(result(PLAN[("baseline", "eagle3").index(name)], "valid"))
+            data["config"] = f"/etc/eagle3/{name}.yaml"
+            results[name] = data
+        results["eagle3"]["config_sha256"] = measured
+        manifest = {"run_id": RUN, "host": HOST, "parameters": {"profiles": [{"name": "baseline"}, {"name": "eagle3"}]},
+                    "sha256": {f"/etc/eagle3/{n}.yaml": SHA[n] for n in ("baseline", "eagle3")}}
+        return check_run({"run_json": {"data": {"run_id": RUN}},
+                          "hosts": {HOST: {"results": results, "rounds": {}, "manifest": manifest, "bad_files": []}}},
+                         hosts=[HOST])
+
+    assert run(SHA["eagle3"])["hosts"][HOST].get("bad_files") == []
+    bad = run("c" * 64)["hosts"][HOST]["bad_files"]
+    assert [b["file"] for b in bad] == [f"{HOST}/eagle3.json"]
+    assert "measured with server config /etc/eagle3/eagle3.yaml of sha256 cccccccccccc" in bad[0]["reason"]
+    assert "a stale result" in bad[0]["reason"]

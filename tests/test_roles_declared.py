@@ -173,7 +173,9 @@ def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
     long.update({str(p.relative_to(ROOT)): n for p in sorted((ROOT / "playbooks/tasks").glob("*.yml"))
                  if (n := len(p.read_text().splitlines())) > 150})
     assert long == {}
-    assert len(list((ROOT / "roles/vllm_bench/tasks").glob("*.yml"))) <= 12
+    # 14 since issue 51: reconcile.yml (a rerun settles the host before any server stops) and quarantine.yml (invalid
+    # results kept aside, from the reconcile and after a fetch).
+    assert len(list((ROOT / "roles/vllm_bench/tasks").glob("*.yml"))) <= 14
 
 
 def test_no_task_reads_the_projects_own_files_as_text():

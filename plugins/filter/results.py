@@ -19,12 +19,13 @@ DOCUMENTATION = r"""
       profile, then round 2 of every profile, ...), each profile with its C(round), its result file's name C(result)
       (the layout's) and the C(key) its timeline is kept under (the result's name without .json).
     - C(eagle3_bench_pending(plan, local_dir, identity)) judges the controller's copy of each planned result
-      (plugins/module_utils/bench_state.py, phase controller): {"pending": [items], "quarantine": [{"name", "reason"}]}.
+      (plugins/module_utils/bench_state.py, phase controller) and returns the pending items and the invalid files to
+      keep aside, each with its reason.
     - C(eagle3_bench_reconcile(pending, probe, identity, config_sha256, local_dir)) judges the host's copy of each
-      pending result that the reconcile probe read (phase host): {"adopt": [{"item", "text", "times"}], "quarantine":
-      [{"name", "reason"}], "run": [items]}.
-    - C(eagle3_result_problems(text, identity, item, config_sha256)) every reason a result's text is not this step's
-      done result (empty: done).
+      pending result that the reconcile probe read (phase host) and returns the results to adopt (with their own
+      times), the files to keep aside and the items to benchmark.
+    - C(eagle3_result_problems(text, identity, item, config_sha256)) lists every reason a result's text is not this
+      step's done result (none when it is).
 """
 
 

@@ -4,10 +4,14 @@
   one check each and nothing changes; a unit edited by hand makes the service phase run again and restore it;
 - the port already taken: reported with the holder's PID and command, nothing started;
 - a full disk for the results: reported before any benchmark starts;
-- a run killed mid-benchmark, with a second host unreachable, at -vvv with a canary token:
-  the rerun keeps the finished result and completes the rest, the report lists the unreachable
-  host, and the canary appears nowhere (log, fetched results, world-readable files on the host,
-  any process's command line), and the rehearsal host (local models) does not get it at all.
+- a run whose controller is killed mid-benchmark, with a second host unreachable, at -vvv with a canary token, then
+  resumed through two faults (issue 51): the killed controller's benchmark client is left running (F2/F3: frozen in
+  place, as a long benchmark still runs), and the rerun must stop it before it stops any server and never adopt what
+  it wrote; in that rerun the EAGLE3 server is killed (kill -9) under its round-2 benchmark (F1: vllm bench serve still
+  exits 0, with requests failed), and the rerun must name that cause first and keep the broken file aside on both
+  sides; a third run without the unreachable host ends OK with the earlier good files byte-identical. The report of
+  the second run lists the unreachable host, and the canary appears nowhere (log, fetched results, world-readable
+  files on the host, any process's command line), and the rehearsal host (local models) does not get it at all.
 
 These run after test_converged.py (file order) because they change the host.
 """
@@ -119,9 +123,24 @@ def test_full_results_disk_is_reported_before_benchmarking(full_disk):
     assert unit_starts("baseline", before) == []  # the server was never started
 
 
+def client_unit(run: str, key: str) -> str:
+    """The transient unit vllm_bench runs a benchmark client as (roles/vllm_bench/vars/main.yml)."""
+    return f"eagle3-bench-{run}-{key}.service"
+
+
+def wait_for(what: str, check, proc: subprocess.Popen, deadline: float) -> None:
+    """Poll `check` every 0.2 s until it holds; fail naming `what` when the run ended first or the deadline passed."""
+    while not check():
+        assert proc.poll() is None, f"the run ended before {what}"
+        assert time.monotonic() < deadline, f"no {what} in time"
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def interrupted_run(tmp_path_factory):
-    """Run A at -vvv with the canary, killed once the baseline result is fetched; run B completes it."""
+    """Run A at -vvv with the canary, its controller killed while EAGLE3's round-1 client runs (the client frozen in
+    place so that it is still running when B starts); run B resumes it, and its EAGLE3 server is killed under the
+    round-2 benchmark; run C, without the unreachable host, completes it."""
     second = tmp_path_factory.mktemp("inv") / "unreachable.yml"
     second.write_text(
         "all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n          hosts:\n"
@@ -129,35 +148,102 @@ def interrupted_run(tmp_path_factory):
         "              ansible_port: 9\n              eagle3_port: 8101\n")
     # 10 prompts: the drill is about resuming and secrets, not speed (saves ~75 s of benchmark). 2 rounds: the suite's
     # one multi-round run (issue 37), killed in round 1 and resumed into round 2.
-    extra = ["-i", str(second), "-e", json.dumps({"provision_hosts": [NAME], "eagle3_bench_num_prompts": 10,
-                                                  "eagle3_bench_rounds": 2})]
+    vars_ = ["-e", json.dumps({"provision_hosts": [NAME], "eagle3_bench_num_prompts": 10, "eagle3_bench_rounds": 2})]
+    extra = ["-i", str(second)] + vars_
     results = EPHEMERAL / "results" / "drill"
+    host_dir = f"/var/lib/eagle3/results/drill"
     baseline = results / NAME / "baseline.json"
+    orphan = client_unit("drill", "eagle3")
+
+    def active(unit: str) -> bool:
+        return HOST.run(f"systemctl is-active {unit}").stdout.strip() == "active"
+
     log_a = EPHEMERAL / "drill-a.log"
     with log_a.open("w") as log:
         proc = subprocess.Popen(site_command(*extra, verbose="-vvv"), stdout=log, stderr=subprocess.STDOUT,
                                 cwd=ROOT, env=site_env("drill", token=CANARY), stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 900
-        while not baseline.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(1)
-        killed = proc.poll() is None
+        wait_for(f"{orphan} running", lambda: active(orphan), proc, time.monotonic() + 900)
         proc.send_signal(signal.SIGKILL)  # the interruption: no clean-up of any kind
         proc.wait()
-    assert killed and baseline.exists(), log_a.read_text()[-3000:]
+    # Frozen in place: it stands for a benchmark that is still running when the rerun starts (F3, 100 prompts).
+    assert HOST.run(f"systemctl kill --signal=SIGSTOP {orphan}").rc == 0
+    assert baseline.exists() and active(orphan), log_a.read_text()[-3000:]
     kept = (baseline.stat().st_mtime_ns, baseline.read_bytes())
-    proc = subprocess.run(site_command(*extra, verbose="-vvv"), capture_output=True, text=True, timeout=900,
+
+    # Run B: resumes; its EAGLE3 server is killed (kill -9 of the main PID) once its round-2 client has completed two
+    # requests (the client's progress in its log on the host), as in the fault drill F1.
+    log_b = EPHEMERAL / "drill-b.log"
+    round2 = client_unit("drill", "eagle3.round2")
+    started_b = time.time()
+    with log_b.open("w") as log:
+        proc = subprocess.Popen(site_command(*extra, verbose="-vvv"), stdout=log, stderr=subprocess.STDOUT,
+                                cwd=ROOT, env=site_env("drill", token=CANARY), stdin=subprocess.DEVNULL)
+        progress = f"{host_dir}/eagle3.round2.bench.log"
+        wait_for("two requests of the round-2 EAGLE3 benchmark",
+                 lambda: active(round2) and re.search(r"\b[2-9]/10 \[", HOST.run(f"cat {progress}").stdout or "") is not None,
+                 proc, time.monotonic() + 900)
+        server = HOST.run("systemctl show vllm-eagle3.service -p MainPID --value").stdout.strip()
+        assert HOST.run(f"kill -9 {server}").rc == 0  # the unit's own main process, by PID
+        proc.wait(timeout=900)
+    rc_b = proc.returncode
+    report_b = {name: (results / name).read_text() for name in ("summary.json", "report.md", "verdict.json")}
+    kept_eagle3 = (results / NAME / "eagle3.json").read_bytes()
+    # Run C: the unreachable host left out (run.json is the run's host list as of its last pass).
+    proc = subprocess.run(site_command(*vars_, verbose="-vvv"), capture_output=True, text=True, timeout=900,
                           cwd=ROOT, env=site_env("drill", token=CANARY), stdin=subprocess.DEVNULL)
-    return {"results": results, "kept": kept, "rc": proc.returncode,
-            "log": log_a.read_text() + proc.stdout + proc.stderr}
+    return {"results": results, "kept": kept, "kept_eagle3": kept_eagle3, "rc_b": rc_b, "report_b": report_b,
+            "rc": proc.returncode, "started_b": started_b, "server_pid": server, "host_dir": host_dir,
+            "log_b": " ".join(log_b.read_text().split()), "log_c": proc.stdout,
+            "log": log_a.read_text() + log_b.read_text() + proc.stdout + proc.stderr}
 
 
 def test_rerun_keeps_the_finished_result_and_completes_the_rest(interrupted_run):
     results = interrupted_run["results"]
     baseline = results / NAME / "baseline.json"
     assert (baseline.stat().st_mtime_ns, baseline.read_bytes()) == interrupted_run["kept"]
+    assert (results / NAME / "eagle3.json").read_bytes() == interrupted_run["kept_eagle3"]  # B's, kept by C
     eagle3 = json.loads((results / NAME / "eagle3.json").read_text())
-    assert eagle3["completed"] > 0 and eagle3["run_id"] == "drill"
+    assert eagle3["completed"] == 10 and eagle3["failed"] == 0 and eagle3["run_id"] == "drill"
     assert not (results / NAME / "eagle3.json.part").exists()
+    assert interrupted_run["rc"] == 0, interrupted_run["log_c"][-3000:]
+    assert json.loads((results / "verdict.json").read_text())["ok"] is True
+
+
+def test_the_orphaned_client_is_stopped_before_any_server_and_nothing_it_wrote_is_adopted(interrupted_run):
+    """F2/F3: B stops the client A left running before its stop of every profile's server, benchmarks EAGLE3's round 1
+    itself (its timeline starts after B started), and no file of the orphan is on the controller or in quarantine."""
+    log = interrupted_run["log_b"]
+    said = f"{NAME}: stopped benchmark clients left running: {client_unit('drill', 'eagle3')}"
+    assert said in log, log[-3000:]
+    assert log.index(said) < log.index("Stop every profile's server, the devices and the port are needed")
+    assert HOST.run(f"systemctl is-active {client_unit('drill', 'eagle3')}").stdout.strip() != "active"
+    timeline = json.loads((interrupted_run["results"] / NAME / "timeline.json").read_text())["profiles"]
+    assert timeline["eagle3"]["bench_start"] > interrupted_run["started_b"] and "adopted" not in timeline["eagle3"]
+    kept = HOST.run(f"ls {interrupted_run['host_dir']}/quarantine").stdout.split()
+    assert not [name for name in kept if name.startswith("eagle3.json")], kept
+
+
+def test_a_server_killed_under_its_benchmark_fails_with_the_cause_and_is_benchmarked_again(interrupted_run):
+    """F1: B's round-2 EAGLE3 result had requests failed; B fails the host naming that first and the server's death,
+    keeps the file aside on both sides with its reason, and C benchmarks it again."""
+    assert interrupted_run["rc_b"] != 0
+    log = interrupted_run["log_b"]
+    cause = re.search(r"the benchmark's result is not usable: (\d+) of 10 requests failed", log)
+    assert cause and int(cause[1]) > 0, log[-3000:]
+    assert "vllm-eagle3.service: Main process exited, code=killed, status=9/KILL" in log, log[-3000:]
+    failed = json.loads(interrupted_run["report_b"]["summary.json"])["failed_hosts"][NAME]
+    assert "requests failed" in failed and "Main process exited, code=killed" in failed, failed
+    quarantine = interrupted_run["results"] / "quarantine" / NAME
+    kept = sorted(p.name for p in quarantine.iterdir())
+    assert [n for n in kept if n.startswith("eagle3.round2.json.") and not n.endswith(".why.json")], kept
+    why = json.loads(next(quarantine.glob("eagle3.round2.json.*.why.json")).read_text())
+    assert why["file"] == "eagle3.round2.json" and "requests failed" in why["reason"] and why["phase"] == "controller"
+    broken = json.loads(next(p for p in quarantine.glob("eagle3.round2.json.*") if not p.name.endswith(".why.json")).read_text())
+    assert broken["failed"] > 0 and broken["completed"] + broken["failed"] == 10
+    on_host = HOST.run(f"ls {interrupted_run['host_dir']}/quarantine").stdout.split()
+    assert [n for n in on_host if n.startswith("eagle3.round2.json.") and n.endswith(".why.json")], on_host
+    again = json.loads((interrupted_run["results"] / NAME / "eagle3.round2.json").read_text())
+    assert again["completed"] == 10 and again["failed"] == 0
 
 
 def test_the_resumed_run_completes_both_rounds_with_intervals(interrupted_run):
@@ -182,13 +268,14 @@ def test_the_resumed_run_completes_both_rounds_with_intervals(interrupted_run):
 
 
 def test_unreachable_host_is_listed_and_the_other_completes(interrupted_run):
-    assert interrupted_run["rc"] != 0  # a fleet with a failed host does not pass
-    summary = json.loads((interrupted_run["results"] / "summary.json").read_text())
+    """Run B's report (C left the unreachable host out)."""
+    assert interrupted_run["rc_b"] != 0  # a fleet with a failed host does not pass
+    summary = json.loads(interrupted_run["report_b"]["summary.json"])
     assert UNREACHABLE in summary["failed_hosts"] and "unreachable" in summary["failed_hosts"][UNREACHABLE]
+    assert UNREACHABLE in interrupted_run["report_b"]["report.md"]
+    assert json.loads(interrupted_run["report_b"]["verdict.json"])["ok"] is False
+    summary = json.loads((interrupted_run["results"] / "summary.json").read_text())  # C's
     assert {r["profile"] for r in summary["hosts"][NAME]} == {"baseline", "eagle3"}
-    report = (interrupted_run["results"] / "report.md").read_text()
-    assert UNREACHABLE in report
-    assert json.loads((interrupted_run["results"] / "verdict.json").read_text())["ok"] is False
 
 
 def test_canary_not_shipped_to_a_host_that_does_not_download(interrupted_run):
