@@ -339,6 +339,20 @@ def test_two_podman_hosts_on_one_port_are_refused(place, tmp_path):
     assert no_container()
 
 
+def test_a_results_directory_without_room_is_refused_before_any_change(place):
+    # Issue 51, F5: the controller's free space is checked in the preflight, before any host changes, not first before
+    # benchmarking. More MB than any file system has (portable: no full disk needed); the results directory is not
+    # made yet, so its nearest existing parent's file system is measured.
+    need = 10**12
+    rc, out = run_bad(place, f"eagle3_min_free_mb={need}")
+    assert_refused(rc, out, [f"not enough free space on the controller: eagle3_results_dir {place}/results has",
+                             f"MB free, at least {need} MB expected (eagle3_min_free_mb)",
+                             "Free space on that file system or set eagle3_results_dir to another path, "
+                             "then rerun the same command."])
+    assert re.search(rf"{re.escape(str(place))}/results has \d+ MB free", out), out[-3000:]
+    assert "Launch the hosts" not in out and "Provision the hosts" not in out
+
+
 def _every_setting_wrong(how: str) -> dict:
     """A wrong value for every setting of the schema at once: of a type it does not take ("type"), or of its type
     but wrong inside ("inside": a newline in a string, past the maximum of a number, an unknown key of a closed

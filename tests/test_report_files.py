@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, RUNS
 
 STALE = json.dumps({"ok": True, "status": "complete", "run_id": "old"}) + "\n"
 NEW = json.dumps({"ok": False, "status": "complete", "run_id": "r1"}, indent=4) + "\n"
@@ -156,5 +157,125 @@ def test_the_reports_failure_replaces_every_file_and_names_what_it_cannot(played
     assert not (run / "report.csv").exists()
     assert returned["failed"]["failed"] and "report.html" in returned["failed"]["msg"]
     assert "could be neither replaced by the report's failure nor removed" in returned["failed"]["msg"]
-    assert returned["failed_again"]["written"] == ["report.html"]  # only what is still wrong
+    # only what is still wrong is tried again, and it is named as not written, not listed as written
+    assert returned["failed_again"]["written"] == [] and returned["failed_again"]["not_written"] == ["report.html (Is a directory)"]
+    assert returned["failed_again"]["stuck"] == ["report.html (Is a directory)"]
     assert not [p for p in run.iterdir() if p.name.startswith(".")]
+
+
+# --- Issue 51, F5: a failure that cannot be written is named, never said to say "report failed" ---------------------
+FAILURE = "the report could not be made from h/e.json: x"
+FAILURE_FILES = ("verdict.json", "summary.json", "report.md", "report.html")
+UNWRITABLE = """---
+- name: Exercise report_files where nothing can be written
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  tasks:
+    - name: The report's failure on a full file system over a stale OK report
+      eagle3.trn2.report_files: {dir: "{{ full }}/r1", failure: "{{ failure }}", run_id: r1}
+      register: full_disk
+      ignore_errors: true
+    - name: The report's failure on a read-only file system over a stale OK report
+      eagle3.trn2.report_files: {dir: "{{ readonly }}/r1", failure: "{{ failure }}", run_id: r1}
+      register: read_only
+      ignore_errors: true
+    - name: Keep what each task returned
+      ansible.builtin.copy:
+        content: "{{ {'full': full_disk, 'readonly': read_only} | to_json }}"
+        dest: "{{ base }}/returned.json"
+        mode: "0644"
+"""
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """Mount small tmpfs file systems under tmp_path (root only: chmod does not stop root); unmounted after the test."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = []
+
+    def mount(name: str) -> Path:
+        path = tmp_path / name
+        path.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)], check=True)
+        mounted.append(path)
+        return path
+
+    try:
+        yield mount
+    finally:
+        for path in mounted:
+            subprocess.run(["umount", str(path)], check=True)
+
+
+def fill(mount: Path) -> None:
+    subprocess.run(["dd", "if=/dev/zero", f"of={mount}/filler", "bs=64k"], capture_output=True)
+    assert os.statvfs(mount).f_bavail == 0
+
+
+def stale_ok_report(run: Path) -> None:
+    run.mkdir()
+    (run / "verdict.json").write_text(STALE)
+    (run / "report.md").write_text("**Verdict: OK**\n")
+    (run / "report.csv").write_text("host,run_verdict\nh,OK\n")
+
+
+def test_a_failure_that_cannot_be_written_is_named_with_its_reason(small_fs, tmp_path):
+    """ENOSPC: each failure file not written is named with the OSError's text, its stale version removed (no file says
+    OK); EROFS: neither written nor removed, named as still showing an earlier report. Never "report failed"."""
+    from test_result_checks import says_ok
+    full, readonly = small_fs("full"), small_fs("readonly")
+    stale_ok_report(full / "r1")
+    fill(full)
+    stale_ok_report(readonly / "r1")
+    subprocess.run(["mount", "-o", "remount,ro", str(readonly)], check=True)
+    book = tmp_path / "unwritable.yml"
+    book.write_text(UNWRITABLE)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(book), "-e",
+                           json.dumps({"base": str(tmp_path), "full": str(full), "readonly": str(readonly),
+                                       "failure": FAILURE})],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    returned = json.loads((tmp_path / "returned.json").read_text())
+
+    done = returned["full"]
+    assert done["failed"] and done["msg"].startswith(f"report_files: the report's failure could not be written in "
+                                                     f"{full}/r1: verdict.json (No space left on device)")
+    assert "report failed" not in done["msg"]
+    # removing the stale verdict frees a page: a later file may then fit; each is either written or named
+    for name in FAILURE_FILES:
+        assert (name in done["written"]) != (f"{name} (No space left on device)" in done["msg"]), (name, done)
+        assert (name in done["written"]) == (full / "r1" / name).exists(), name
+    assert done["not_written"] and done["stuck"] == []
+    assert says_ok(full / "r1") == [] and not (full / "r1" / "report.csv").exists()
+    assert "so there is no verdict.json" in done["msg"]
+
+    stuck = returned["readonly"]
+    assert stuck["failed"] and stuck["written"] == [] and "report failed" not in stuck["msg"]
+    for name in ("verdict.json", "report.md", "report.csv"):  # the stale report's files, still there
+        assert f"{name} (Read-only file system)" in ", ".join(stuck["stuck"]), stuck
+    assert "could be neither replaced by the report's failure nor removed: it may still show an earlier report" in stuck["msg"]
+    assert "so there is no summary.json, report.html there now" in stuck["msg"]
+
+
+def test_the_role_never_says_a_failure_it_could_not_write_says_report_failed(small_fs, tmp_path):
+    """The bench_report role over a run whose results directory is full: the report cannot be written, nor can its
+    failure; the stop names every failure file with its reason and the command to recover, and never claims that
+    every report file says "report failed"."""
+    from test_report_render import report
+    mount = small_fs("results")
+    shutil.copytree(RUNS / "agree", mount / "agree")
+    fill(mount)
+    proc = report(mount, [{"run_id": "agree", "hosts": ["rehearsal-1"]}])
+    out = " ".join(proc.stdout.split())
+    assert proc.returncode != 0, out[-3000:]
+    assert (f"the report's failure could not be written in {mount}/agree: "
+            + ", ".join(f"{name} (No space left on device)" for name in FAILURE_FILES)) in out, out[-3000:]
+    assert 'says "report failed"' not in out and "every report file of run" not in out
+    assert f"make {mount}/agree writable or move aside what could not be removed, then report the run again: " \
+           "ansible-playbook -i INVENTORY eagle3.trn2.report -e eagle3_run_id=agree" in out
+    assert not [name for name in FAILURE_FILES if (mount / "agree" / name).exists()]

@@ -11,7 +11,9 @@ cost about 5 CPU seconds per run, most of it starting module processes (measured
 With `failure` (the report could not be made: "the report could not be made from FILE: REASON"), every report file
 of the run is replaced by its failure version (plugins/module_utils/report_output.py, failure_files: verdict.json
 first, then summary.json, report.md, report.html) and report.csv is removed, so no file of the run says OK (issue 35).
-A file that can be neither replaced nor removed is named in the task's failure, after the others were done.
+A failure file that cannot be written (no space left, a read-only or unwritable directory) has its earlier version
+removed, and the task fails naming it and why (`not_written`); a file that can be neither replaced nor removed is
+named too (`stuck`). `written` lists the failure files written, so the caller says only what is true of the others.
 """
 from __future__ import annotations
 
@@ -83,29 +85,50 @@ class ActionModule(ActionBase):
         return result
 
     def _failure(self, result: dict, directory: str, error: str, run_id: str, mode: int) -> dict:
-        """Replace every report file by its failure version, remove report.csv (see the module's doc)."""
+        """Replace every report file by its failure version, remove report.csv (see the module's doc). Returns
+        `written` (the failure files written), `not_written` ("NAME (REASON)" for each that could not be) and `stuck`
+        ("NAME (REASON)" for each file that could be neither replaced nor removed: an earlier version is left)."""
         wanted = failure_files(run_id, error)
         changed = [n for n in REPORT_FILES if _read(os.path.join(directory, n)) != wanted.get(n)
                    and (n in wanted or os.path.lexists(os.path.join(directory, n)))]
-        result.update(changed=bool(changed), written=changed, failed_report=error)
+        result.update(changed=bool(changed), written=changed, not_written=[], stuck=[], failed_report=error)
         if self._task.check_mode or not changed:
             return result
-        os.makedirs(directory, mode=0o755, exist_ok=True)
-        stuck = []
+        made = _attempt(os.makedirs, directory, mode=0o755, exist_ok=True)
+        written, not_written, removed, missing, stuck = [], [], [], [], []
         for name in [n for n in REPORT_FILES if n in changed]:
             path = os.path.join(directory, name)
-            try:
-                if name in wanted:
-                    _write(path, wanted[name], mode)
+            if name in wanted:
+                reason = made or _attempt(_write, path, wanted[name], mode)
+                if not reason:
+                    written.append(name)
                     continue
-            except OSError:
-                pass
-            try:
-                if os.path.lexists(path):
-                    os.unlink(path)
-            except OSError as exc:
-                stuck.append(f"{name} ({exc.strerror})")
+                not_written.append(f"{name} ({reason})")
+            if os.path.lexists(path):
+                reason = _attempt(os.unlink, path)
+                if reason:
+                    stuck.append(f"{name} ({reason})")
+                    continue
+                removed.append(name)
+            if name in wanted:
+                missing.append(name)  # neither the failure nor an earlier version: no such file there now
+        result.update(changed=bool(written or removed), written=written, not_written=not_written, stuck=stuck)
+        problems = []
+        if not_written:
+            problems.append(f"the report's failure could not be written in {directory}: {', '.join(not_written)}"
+                            + (f", so there is no {', '.join(missing)} there now" if missing else ""))
         if stuck:
-            result.update(failed=True, msg=f"report_files: {', '.join(stuck)} in {directory} could be neither replaced "
-                                           "by the report's failure nor removed: it may still show an earlier report")
+            problems.append(f"{', '.join(stuck)} in {directory} could be neither replaced by the report's failure nor "
+                            "removed: it may still show an earlier report")
+        if problems:
+            result.update(failed=True, msg="report_files: " + "; ".join(problems))
         return result
+
+
+def _attempt(action, *args, **kwargs) -> str:
+    """Empty when action(*args, **kwargs) succeeds, else why not (the OSError's text: "No space left on device")."""
+    try:
+        action(*args, **kwargs)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""
