@@ -86,6 +86,14 @@ def test_the_units_carry_the_library_path_the_limits_and_the_cache_hit_only_file
         assert unit["DevicePolicy"] == ["closed"] and "PrivateDevices" not in unit, name
 
 
+def test_the_serving_unit_names_the_sha256_of_its_config_so_a_changed_config_restarts_it(rendered):
+    # Issue 51 (F6): a config put back with the same name but other values must not leave the old server running.
+    _, out = rendered
+    line = "# Serves serve.yaml as it was when this unit was written (sha256 " + "5e" * 32 + "): a changed"
+    assert line in (out / "vllm-serve.service").read_text().splitlines()
+    assert "5e" * 32 not in (out / "vllm-eagle3-k3.service").read_text()
+
+
 def test_systemd_reads_every_key(rendered):
     """systemd-analyze verify names unknown keys and values it cannot parse; what it cannot find on this controller
     (the venv's vllm, eagle3-cache.service, the service user) is not the unit's fault."""
