@@ -127,6 +127,8 @@ def test_a_pass_over_any_state_keeps_only_valid_results_and_a_second_pass_has_no
     assert {q["name"] for q in settled["quarantine"]} == host_broken
     assert ({e["item"]["key"] for e in settled["adopt"]} | {i["key"] for i in settled["run"]}) == pending_keys
     assert not {e["item"]["key"] for e in settled["adopt"]} & {i["key"] for i in settled["run"]}
+    host_valid = {i["key"] for i, how in zip(PLAN, host) if how == "valid" and i["key"] in pending_keys}
+    assert set(settled["unpaired"]) == host_valid - {e["item"]["key"] for e in settled["adopt"]}
 
     # The pass ends: adopted files written, every profile left to run benchmarked (a valid result of this step).
     for entry in settled["adopt"]:

@@ -23,7 +23,8 @@ DOCUMENTATION = r"""
       keep aside, each with its reason.
     - C(eagle3_bench_reconcile(pending, probe, identity, config_sha256, local_dir)) judges the host's copy of each
       pending result that the reconcile probe read (phase host) and returns the results to adopt (with their own
-      times), the files to keep aside and the items to benchmark.
+      times), the files to keep aside, the items to benchmark, and the keys of those among them whose valid host copy
+      is not adopted because the round-1 greedy completions taken with it are not on the controller.
     - C(eagle3_result_problems(text, identity, item, config_sha256)) lists every reason a result's text is not this
       step's done result (none when it is).
 """
@@ -61,7 +62,7 @@ def eagle3_bench_pending(plan: list[dict[str, Any]], local_dir: str, identity: d
 
 def eagle3_bench_reconcile(pending: list[dict[str, Any]], probe: dict[str, Any], identity: dict[str, Any],
                            config_sha256: dict[str, str], local_dir: str) -> dict[str, Any]:
-    adopt, quarantine, run = [], [], []
+    adopt, quarantine, run, unpaired = [], [], [], []
     files = probe.get("files") or {}
     for item in pending:
         found = files.get(item["result"])
@@ -79,7 +80,9 @@ def eagle3_bench_reconcile(pending: list[dict[str, Any]], probe: dict[str, Any],
                           "times": {"bench_start": start, "bench_end": end, "adopted": True}})
         if decision["run"]:
             run.append(item)
-    return {"adopt": adopt, "quarantine": quarantine, "run": run}
+            if state == "valid":  # a valid copy without the completions taken with it: benchmarked again, said so
+                unpaired.append(item["key"])
+    return {"adopt": adopt, "quarantine": quarantine, "run": run, "unpaired": unpaired}
 
 
 def eagle3_bench_plan(profiles: list[dict[str, Any]], rounds: int = 1) -> list[dict[str, Any]]:
