@@ -206,8 +206,14 @@ def test_rerun_keeps_the_finished_result_and_completes_the_rest(interrupted_run)
     eagle3 = json.loads((results / NAME / "eagle3.json").read_text())
     assert eagle3["completed"] == 10 and eagle3["failed"] == 0 and eagle3["run_id"] == "drill"
     assert not (results / NAME / "eagle3.json.part").exists()
-    assert interrupted_run["rc"] == 0, interrupted_run["log_c"][-3000:]
-    assert json.loads((results / "verdict.json").read_text())["ok"] is True
+    # C's verdict: no failed host, no unusable file. With 2 rounds the speedup's interval has one degree of freedom
+    # (t = 12.7): its lower bound may fall below the 1.00x floor on a loaded machine (0.16x in one suite run, with
+    # rounds 2.41x apart), the one failing check a resumed run may still have; any other fails this test.
+    verdict = json.loads((results / "verdict.json").read_text())
+    assert verdict["failed_hosts"] == {} and verdict["bad_files"] == [], interrupted_run["log_c"][-3000:]
+    assert all(g["gate"] == "speedup" and "over 2 rounds, its lower bound" in g["message"] for g in verdict["failing"]), \
+        verdict["failing"]
+    assert (interrupted_run["rc"] == 0) == verdict["ok"] == (not verdict["failing"]), interrupted_run["log_c"][-3000:]
 
 
 def test_the_orphaned_client_is_stopped_before_any_server_and_nothing_it_wrote_is_adopted(interrupted_run):
