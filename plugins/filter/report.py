@@ -6,6 +6,7 @@ Pure: the run's files are read by plugins/lookup/eagle3_run.py, never here.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
@@ -18,6 +19,7 @@ from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timel
 from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
 from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import csv_cell, json_text, md
 from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
+from ansible_collections.eagle3.trn2.plugins.module_utils import bands as _bands
 from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as _rounds
 
 
@@ -27,7 +29,9 @@ DOCUMENTATION = r"""
   description:
     - C(eagle3_report) compares, checks parity, aggregates and gates one run, given its data
       (C(query('eagle3.trn2.eagle3_run', run_dir) | first)).
-    - C(eagle3_chart_item), C(eagle3_position_items) and C(eagle3_spread_item) shape rows for the report's charts.
+    - C(eagle3_chart_item), C(eagle3_position_items) and C(eagle3_spread_item) shape rows for the report's charts;
+      C(eagle3_bar_layout) places a bar chart's bars, error bars, bands, floor and labels so that every text is
+      inside the chart's box.
     - "C(eagle3_json) writes strict JSON (no NaN or Infinity, null with the reason under C(nulls)); C(eagle3_md) and
       C(eagle3_csv) escape a string for report.md and report.csv (report.html uses Jinja's C(e))."
 """
@@ -56,6 +60,8 @@ def _host_problems(entry: dict[str, Any] | None, baseline: str, round_problems: 
     if entry["failure"]:
         f = entry["failure"]
         problems.insert(0, f"profile {f.get('profile')} failed at \"{f.get('task')}\": {f.get('reason')}")
+        problems.append("to recover, remove the cause and rerun with this run's eagle3_run_id: profiles whose results "
+                        "validate are kept, the failed one is benchmarked again")
     elif not entry["results"] and not problems:
         problems.append("no results fetched (host failed before benchmarking or was unreachable)")
     if entry["results"] and baseline not in entry["results"]:
@@ -77,9 +83,9 @@ def _rounds_line(rows: dict[str, list[dict[str, Any]]]) -> str:
         return ("rounds: 1 (eagle3_bench_rounds): every figure, speedup and choice of profile rests on one sample, "
                 "without an interval; set eagle3_bench_rounds to 5 for a decision")
     counts = sorted({r.get("rounds") or 1 for host_rows in rows.values() for r in host_rows})
-    return (f"rounds: {'/'.join(map(str, counts))} per profile, interleaved: figures are means with their 95 % t "
-            "interval, speedups paired by round; the speedup gate, best and the sweep rest on the lower bound, "
-            "a tie (the paired ratio's interval containing 1) goes to the smaller k")
+    return (f"rounds: {'/'.join(map(str, counts))} per profile, interleaved: figures are geometric means with their "
+            "95 % t interval on the log scale (never below 0), speedups paired by round; the speedup gate, best and "
+            "the sweep rest on the lower bound, a tie (the paired ratio's interval containing 1) goes to the smaller k")
 
 
 def _sweep_line(host: str, sweep: dict[str, Any]) -> str:
@@ -96,6 +102,94 @@ def _sweep_line(host: str, sweep: dict[str, Any]) -> str:
         line += (f"; best acceptance is {sweep['best_acceptance']} ({sweep['best_acceptance_rate']:.1f} %): "
                  "pick by throughput, as the tutorial advises")
     return line
+
+
+def _band_marks(rows: dict[str, list[dict[str, Any]]], band_key: dict[str, Any] | None,
+                bands: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """{"host profile": band} of each speculative row whose per-position rates have a band (exact or near key, as the
+    acceptance_band gate matches it): its kind, rtol, acceptance length's range and each position's range in percent
+    (the band's rate less and plus its relative tolerance), position 1 first."""
+    out: dict[str, dict[str, Any]] = {}
+    if not band_key:
+        return out
+    for host, host_rows in sorted(rows.items()):
+        for row in host_rows:
+            rates = row.get("per_position_acceptance_rates")
+            if not isinstance(rates, list) or not rates:
+                continue
+            kind, entry, _why = _bands.match(bands or [], dict(band_key, k=len(rates)))
+            if entry is None:
+                continue
+            rtol, length = float(entry.get("rtol", 0.05)), float(entry["acceptance_length"])
+            out[f"{host} {row['profile']}"] = {
+                "kind": kind, "rtol": rtol, "length": [length * (1 - rtol), length * (1 + rtol)],
+                "positions": [[100.0 * float(p) * (1 - rtol), 100.0 * float(p) * (1 + rtol)]
+                              for p in entry["per_position"]]}
+    return out
+
+
+def _speedup_text(row: dict[str, Any]) -> str:
+    interval = row.get("speedup_interval") or {}
+    if interval.get("low") is not None:
+        return (f"speedup {row['speedup']:.2f}x [{interval['low']:.2f}, {interval['high']:.2f}] "
+                f"(95 % interval over {interval['n']} rounds, paired by round)")
+    return f"speedup {row['speedup']:.2f}x (one sample: 1 round, no interval)"
+
+
+def _acceptance_text(host: str, row: dict[str, Any], gate_results: list[dict[str, Any]],
+                     marks: dict[str, Any]) -> str:
+    intervals = row.get("intervals") or {}
+    text = (f"acceptance {_rounds.shown(row.get('acceptance_rate'), intervals.get('acceptance_rate'), '.1f')} % "
+            f"(floor {marks['floor']:g} %), length "
+            f"{_rounds.shown(row.get('acceptance_length'), intervals.get('acceptance_length'))}")
+    gate = next((g for g in gate_results if g["gate"] == "acceptance_band" and g["host"] == host
+                 and g["profile"] == row["profile"]), None)
+    band = marks["bands"].get(f"{host} {row['profile']}")
+    if gate is None or gate["skipped"] or band is None:
+        return text + ": no acceptance band recorded for its key"
+    # an informational gate passes whatever it found: the band's own verdict is in its message
+    inside = gate["ok"] if gate["enforced"] else "and every position within" in gate["message"]
+    within = "within" if inside else "OUTSIDE"
+    near = "" if band["kind"] == "exact" else "near key's "
+    return (text + f", {within} its {near}band (length {band['length'][0]:.2f} to {band['length'][1]:.2f}, "
+            f"every position within {band['rtol']:.0%})")
+
+
+def _headline(ok: bool, verdict: dict[str, Any], rows: dict[str, list[dict[str, Any]]], sweep: dict[str, Any],
+              failed: dict[str, str], gate_results: list[dict[str, Any]], marks: dict[str, Any]) -> dict[str, Any]:
+    """What a reader comes for, first: the verdict, per host the recommended profile with its speedup and interval (or
+    "one sample"), its acceptance with its interval, floor and band, and what decided it."""
+    hosts = []
+    for host in sorted(set(sweep) | set(failed)):
+        entry: dict[str, Any] = {"host": host, "profile": None, "speedup": None, "speedup_low": None,
+                                 "speedup_high": None, "rounds": None}
+        if host in failed:
+            entry["text"] = f"{host}: failed, no profile recommended ({failed[host]})"
+        elif not sweep[host]["winner"]:
+            entry["text"] = f"{host}: no profile recommended, {sweep[host]['why']}"
+        else:
+            s = sweep[host]
+            row = next(r for r in rows[host] if r["profile"] == s["winner"])
+            interval = row.get("speedup_interval") or {}
+            among = (f" among {s['profiles']} speculative profiles" if s["profiles"] > 1
+                     else " (the only speculative profile)")
+            entry.update(profile=s["winner"], speedup=row.get("speedup"), speedup_low=interval.get("low"),
+                         speedup_high=interval.get("high"), rounds=row.get("rounds"))
+            entry["text"] = (f"{host}: recommended {s['winner']}, {_speedup_text(row)}; "
+                             f"{_acceptance_text(host, row, gate_results, marks)}; decided by {s['decided_by']}{among}")
+        hosts.append(entry)
+    failing = verdict.get("failing") or []
+    if ok:
+        title = "OK: every enforced gate passed"
+    elif failing:
+        first = failing[0]
+        title = (f"FAILED: {len(failing)} enforced gate check(s) failing, first [{first['gate']}] {first['host']}: "
+                 f"{first['message']}")
+    else:
+        reasons = list(verdict.get("reasons") or []) + [f"failed host {h}" for h in sorted(failed)]
+        title = "FAILED: " + ("; ".join(reasons) or "no evidence")
+    return {"verdict": "OK" if ok else "FAILED", "title": title, "hosts": hosts,
+            "lines": [title] + [h["text"] for h in hosts]}
 
 
 WARMUP_RATIO = 3.0
@@ -260,6 +354,10 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     verdict["bad_files"] = summary["bad_files"]
     summary["ok"], summary["status"] = verdict["ok"], verdict["status"]
     summary["serving"] = verdict["serving"] = serving
+    summary["acceptance_marks"] = {"floor": float(eagle3_gate_settings(gates)["acceptance"]["min_rate"]),
+                                   "bands": _band_marks({h: rows[h] for h in judged}, band_key, bands)}
+    summary["headline"] = _headline(verdict["ok"], verdict, rows, sweep, failed, gate_results,
+                                    summary["acceptance_marks"])
     lines = [f"verdict: {'OK' if verdict['ok'] else 'FAILED'} ({len(gate_results)} gate checks, "
              f"{len(expected)} expected host(s) from {source})"]
     lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
@@ -293,11 +391,27 @@ def eagle3_chart_item(pair: tuple[dict[str, Any], dict[str, Any]], metric: str) 
     return [f"{host['key']} {row['profile']}", row.get(metric)]
 
 
-def eagle3_position_items(pair: tuple[dict[str, Any], dict[str, Any]]) -> list[list[Any]]:
-    """Acceptance per draft position, in percent, for a speculative row; [] for the baseline."""
+def eagle3_position_items(pair: tuple[dict[str, Any], dict[str, Any]],
+                          marks: dict[str, Any] | None = None) -> list[list[Any]]:
+    """Acceptance of a speculative row, in percent: first its overall rate ("all"), then each draft position numbered
+    from 1 as the gates and docs count them ("pos 1" is the first drafted token), each with its interval over rounds
+    and, for a position, the band's range (`marks`: summary.acceptance_marks). [] for the baseline.
+    An item: [label, value, low, high, band low, band high] (None where there is none)."""
     host, row = pair
     rates = row.get("per_position_acceptance_rates") or []
-    return [[f"{host['key']} {row['profile']} pos {i}", 100.0 * rate] for i, rate in enumerate(rates)]
+    if not rates and row.get("acceptance_rate") is None:
+        return []
+    name = f"{host['key']} {row['profile']}"
+    overall = ((row.get("intervals") or {}).get("acceptance_rate")) or {}
+    items = [[f"{name} all", row.get("acceptance_rate"), overall.get("low"), overall.get("high"), None, None]]
+    intervals = row.get("position_intervals") or []
+    band = (((marks or {}).get("bands") or {}).get(name) or {}).get("positions") or []
+    for i, rate in enumerate(rates):
+        iv = intervals[i] if i < len(intervals) and intervals[i] and intervals[i].get("low") is not None else None
+        b = band[i] if len(band) == len(rates) else [None, None]
+        items.append([f"{name} pos {i + 1}", 100.0 * rate if _is_number(rate) else None,
+                      100.0 * iv["low"] if iv else None, 100.0 * iv["high"] if iv else None, b[0], b[1]])
+    return items
 
 
 def eagle3_spread_item(pair: tuple[dict[str, Any], dict[str, Any]], fleet: dict[str, Any]) -> list[Any]:
@@ -309,6 +423,68 @@ def eagle3_spread_item(pair: tuple[dict[str, Any], dict[str, Any]], fleet: dict[
     return [f"{host['key']} {row['profile']}", ratio]
 
 
+# The bar charts' geometry (report.html.j2's bars()): CHAR_PX is a generous width of one character of their 12 px
+# text (system-ui digits and lower case are 6-7 px), so every label is given the room it takes and none is clipped.
+CHAR_PX = 7.2
+ROW_PX = 28
+BAR_PX = 400
+
+
+def _number(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+def eagle3_bar_layout(items: list[list[Any]], unit: str, digits: int = 1, floor: float | None = None) -> dict[str, Any]:
+    """The layout of one bar chart: items [label, value, (low, high, (band low, band high))] -> {"width", "height",
+    "label_x" (the labels' right end), "x0" (the bars' start), "rows": [{label, value, y, w, text, text_x, low, high,
+    x1, x2, band_low, band_high, band_x, band_w}], "floor": {x, text, text_x} or None}. The box is as wide as its
+    longest label, bar, error bar, band and value text take: every text lies inside it."""
+    rows = []
+    for item in items:
+        item = list(item) + [None] * (6 - len(item))
+        label, value, low, high, band_low, band_high = str(item[0]), *item[1:6]
+        interval = _number(value) and _number(low) and _number(high)
+        band = _number(value) and _number(band_low) and _number(band_high)
+        rows.append({"label": label, "value": value if _number(value) else None,
+                     "low": low if interval else None, "high": high if interval else None,
+                     "band_low": band_low if band else None, "band_high": band_high if band else None})
+    label_x = round(8 + CHAR_PX * max([len(r["label"]) for r in rows] + [1]), 1)
+    x0 = round(label_x + 10, 1)
+    extent = [v for r in rows for v in (r["value"], r["high"], r["band_high"]) if v is not None]
+    top = max(extent + ([floor] if _number(floor) else [])) if extent else 1.0
+    scale = BAR_PX / (top if top > 0 else 1.0)
+    right = x0 + BAR_PX
+    fmt = f".{int(digits)}f"
+    for i, r in enumerate(rows):
+        r["y"] = ROW_PX * i + 8
+        if r["value"] is None:
+            r.update(w=0, text="n/a", text_x=round(x0 + 6, 1))
+        else:
+            r["w"] = max(round(scale * max(r["value"], 0.0), 1), 1)
+            end = x0 + r["w"]
+            r["text"] = format(r["value"], fmt)
+            if r["low"] is not None:
+                r["x1"], r["x2"] = round(x0 + scale * max(r["low"], 0.0), 1), round(x0 + scale * r["high"], 1)
+                end = max(end, r["x2"])
+                r["text"] += f" [{format(r['low'], fmt)}, {format(r['high'], fmt)}]"
+            if r["band_low"] is not None:
+                r["band_x"] = round(x0 + scale * r["band_low"], 1)
+                r["band_w"] = max(round(scale * (r["band_high"] - r["band_low"]), 1), 1)
+                end = max(end, r["band_x"] + r["band_w"])
+            r["text"] += f" {unit}"
+            r["text_x"] = round(end + 6, 1)
+        right = max(right, r["text_x"] + CHAR_PX * len(r["text"]))
+    height = ROW_PX * len(rows) + 36
+    marked = None
+    if _number(floor):
+        x = round(x0 + scale * floor, 1)
+        text = f"floor {floor:g} {unit}".strip()
+        marked = {"x": x, "text": text, "text_x": round(x + 4, 1), "y1": 4, "y2": height - 26, "y": height - 10}
+        right = max(right, marked["text_x"] + CHAR_PX * len(text))
+    return {"width": int(math.ceil(right + 12)), "height": height, "label_x": label_x, "x0": x0, "rows": rows,
+            "floor": marked}
+
+
 class FilterModule:
     """Ansible entry point."""
 
@@ -316,4 +492,5 @@ class FilterModule:
         return {"eagle3_report": eagle3_report, "eagle3_json": json_text, "eagle3_md": md, "eagle3_csv": csv_cell,
                 "eagle3_with_interval": _rounds.shown, "eagle3_bounds": _rounds.bounds,
                 "eagle3_chart_item": eagle3_chart_item,
-                "eagle3_position_items": eagle3_position_items, "eagle3_spread_item": eagle3_spread_item}
+                "eagle3_position_items": eagle3_position_items, "eagle3_spread_item": eagle3_spread_item,
+                "eagle3_bar_layout": eagle3_bar_layout}
