@@ -2,6 +2,13 @@
 
 moto does not implement DescribeCapacityReservations, so the EC2 calls are checked with botocore's
 Stubber, which validates every request and response against the EC2 API model.
+
+The recorded answers' shape: botocore 1.44.8 (the venv's) botocore/data/ec2/2016-11-15/service-2.json, shape
+CapacityReservation (ReservationType default | capacity-block, State, EndDateType unlimited | limited, EndDate "the
+date and time the Capacity Reservation expires"), and the EC2 User Guide: "Capacity Blocks for ML" (a block starts and
+ends at 11:30 UTC; "Thirty minutes before the reservation expires, we begin to terminate any instances that are still
+running in the Capacity Block") and "Capacity Reservations" (at a reservation's end its instances keep running, billed
+at the On-Demand rate).
 """
 from __future__ import annotations
 
@@ -53,14 +60,68 @@ def test_capacity_block_is_described_and_checked(ec2):
         "InstanceMarketOptions": {"MarketType": "capacity-block"}}
 
 
-def test_run_outlasting_the_block_is_warned_about():
-    r = {"id": "cr-1", "type": "capacity-block", "state": "active", "availability_zone": "us-east-2b",
-         "instance_type": "trn2.48xlarge", "total": 1, "available": 1, "start_date": None,
-         "end_date": (NOW + dt.timedelta(minutes=90)).isoformat()}
-    left, warning = module.check(r, "trn2.48xlarge", 1, 0, 2, NOW)
+# A Capacity Block as DescribeCapacityReservations answers for it (every member the service model names that a block
+# carries; the ids are made up), ending at 11:30 UTC as every block does.
+BLOCK_END = dt.datetime(2026, 11, 30, 14, 30, tzinfo=dt.timezone.utc)
+
+
+def block(end: dt.datetime = BLOCK_END, **over):
+    r = reservation(
+        OwnerId="123456789012",
+        CapacityReservationArn="arn:aws:ec2:us-east-2:123456789012:capacity-reservation/cr-0123456789abcdef0",
+        AvailabilityZoneId="use2-az2", InstancePlatform="Linux/UNIX", Tenancy="default", EbsOptimized=True,
+        EphemeralStorage=False, EndDateType="limited", InstanceMatchCriteria="targeted",
+        CreateDate=NOW - dt.timedelta(days=2), Tags=[], StartDate=end - dt.timedelta(days=1), EndDate=end)
+    r.update(over)
+    return r
+
+
+def described(ec2, answer: dict) -> dict:
+    client, stub = ec2
+    stub.add_response("describe_capacity_reservations", {"CapacityReservations": [answer]},
+                      {"CapacityReservationIds": ["cr-0123456789abcdef0"]})
+    return module.describe(client, "cr-0123456789abcdef0")
+
+
+@pytest.mark.parametrize("minutes_left", [150, 149, 120, 31, 5])
+def test_a_block_ending_within_the_run_plus_30_minutes_is_refused(ec2, minutes_left):
+    """run_hours 2: AWS starts terminating 30 minutes before the end, so a block must last at least 2 h 30 min more."""
+    end = NOW + dt.timedelta(minutes=minutes_left)
+    res = described(ec2, block(end))
+    with pytest.raises(ValueError) as refused:
+        module.check(res, "trn2.48xlarge", 2, 0, 2, NOW)
+    said = str(refused.value)
+    for text in (f"ends at {end.isoformat()}",                                      # the end
+                 f"at {(end - dt.timedelta(minutes=30)).isoformat()}",             # the start of termination
+                 "provision_ec2_run_hours", "expected to take 2 h",               # the setting and its value
+                 "after 2026-11-30T14:30+00:00",                                   # what a block must outlast
+                 "purchase-capacity-block-extension", "launches nothing"):
+        assert text in said, (text, said)
+    assert "Capacity Block" in said and "terminat" in said
+
+
+def test_a_block_lasting_the_run_plus_30_minutes_is_taken_without_warning(ec2):
+    res = described(ec2, block(NOW + dt.timedelta(minutes=151)))
+    assert module.check(res, "trn2.48xlarge", 2, 0, 2, NOW) == (2.52, "")
+    res = described(ec2, block(NOW + dt.timedelta(hours=5)))
+    assert module.check(res, "trn2.48xlarge", 2, 0, 4.4, NOW) == (5.0, "")
+    with pytest.raises(ValueError, match="expected to take 4.5 h"):
+        module.check(res, "trn2.48xlarge", 2, 0, 4.5, NOW)
+
+
+def test_an_on_demand_reservation_ending_before_the_run_is_warned_about_not_refused(ec2):
+    """An ordinary reservation with an end date: its instances keep running after it, billed On-Demand."""
+    end = NOW + dt.timedelta(minutes=90)
+    res = described(ec2, block(end, ReservationType="default"))
+    left, warning = module.check(res, "trn2.48xlarge", 2, 0, 2, NOW)
     assert left == 1.5
-    assert "ends at" in warning and "in 1.5 h" in warning and "provision_ec2_run_hours" in warning
-    assert "Capacity Block" in warning
+    for text in (f"ends at {end.isoformat()}", "in 1.5 h", "provision_ec2_run_hours", "On-Demand Capacity Reservation",
+                 "keep running", "not terminated", "On-Demand rate"):
+        assert text in warning, (text, warning)
+    assert "reclaimed" not in warning and "Capacity Block" not in warning
+    # no 30-minute lead for an ordinary reservation: 2 h 10 min left for a 2 h run is enough
+    res = described(ec2, block(NOW + dt.timedelta(minutes=130), ReservationType="default"))
+    assert module.check(res, "trn2.48xlarge", 2, 0, 2, NOW)[1] == ""
 
 
 def test_on_demand_reservation_without_end_has_no_market_type():

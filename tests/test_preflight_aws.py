@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# What an operator must type (issue 54: not the Neuron apt key's fingerprint, the role's default is AWS's public key;
+# the tests below pass the up-front checks without it).
 OPERATOR = {"provision_ec2_admin_cidr": "203.0.113.0/24",
-            "neuron_sdk_apt_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567",
             "model_assets_dataset_checksum": "sha256:" + "0" * 64}
+NEURON_KEY = "00FA2C1079260870A76D2C285749CAD8646D9185"
 # The operator's token comes from the environment, as the project asks (a token given with -e is refused).
 TOKEN = "hf_OperatorToken0123456789abcdefgh"
 
@@ -50,3 +52,17 @@ def test_refusal_names_only_the_variable_it_is_about(tmp_path):
     assert ('Refused before any change: vllm_bench_dataset_path must be an absolute path on the host (got "data/sonnet.txt"). '
             "(vllm_bench_dataset_path is set from eagle3_dataset_path)") in out
     assert "eagle3_bench_dataset" not in out
+
+
+def test_the_shipped_inventory_needs_no_apt_key_fingerprint():
+    """The neuron_sdk default is AWS's public Neuron key (sources in its defaults and docs/aws.md); no shipped
+    inventory overrides it (an empty value there would outrank the default and be refused)."""
+    import yaml
+    defaults = yaml.safe_load((ROOT / "roles/neuron_sdk/defaults/main.yml").read_text())
+    specs = yaml.safe_load((ROOT / "roles/neuron_sdk/meta/argument_specs.yml").read_text())
+    assert defaults["neuron_sdk_apt_key_fingerprint"] == NEURON_KEY
+    assert specs["argument_specs"]["main"]["options"]["neuron_sdk_apt_key_fingerprint"]["default"] == NEURON_KEY
+    assert NEURON_KEY.endswith("5749CAD8646D9185")          # the long id AWS's troubleshooting page shows
+    for f in [*ROOT.glob("inventories/*/group_vars/**/*.yml"), *ROOT.glob("inventories/*/hosts.yml"),
+              *ROOT.glob("group_vars/all/*.yml")]:
+        assert "neuron_sdk_apt_key_fingerprint" not in (yaml.safe_load(f.read_text()) or {}), f

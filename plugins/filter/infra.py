@@ -169,35 +169,84 @@ def dlamis_of_release(images: list[dict[str, Any]], release: str) -> list[dict[s
 # sufficient trn2.48xlarge capacity in the Availability Zone you requested (us-east-2a). ..." (botocore
 # exceptions.ClientError's message format; the text after the colon is EC2's).
 CAPACITY_CODES = ("InsufficientInstanceCapacity", "InsufficientCapacityOnHost", "InsufficientReservedInstanceCapacity")
+# The account's vCPU quota for the type's family is too low: "An error occurred (VcpuLimitExceeded) when calling the
+# RunInstances operation: You have requested more vCPU capacity than your current vCPU limit of 0 allows for the
+# instance bucket that the specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request
+# to request an adjustment to this limit." For trn2 (and trn1) the bucket is the Service Quotas quota below.
+QUOTA_CODE = "VcpuLimitExceeded"
+TRN_QUOTA = "Running On-Demand Trn instances"
+# ansible-core's words when a task outlives its `async` seconds (executor/task_executor.py, _poll_async_result): the
+# launch is bounded that way (provision_ec2_launch_timeout), since amazon.aws retries capacity errors without a word.
+ASYNC_TIMEOUT = "async task did not complete within the requested time"
+# amazon.aws 10.1.2 retries RunInstances' InsufficientInstanceCapacity with AWSRetry.jittered_backoff's defaults
+# (module_utils/ec2.py run_instances; module_utils/cloud.py): 10 tries, each wait uniform in [0, min(3 * 2**n, 60)] s.
+AMAZON_AWS_CAPACITY_TRIES = 10
+AMAZON_AWS_CAPACITY_MAX_WAIT = sum(min(3 * 2 ** n, 60) for n in range(AMAZON_AWS_CAPACITY_TRIES - 1))  # 333 s
+
+
+def _alternatives(instance_type: str, region: str, reservation_id: str) -> str:
+    advice = ("trn2.48xlarge is mostly had through reservations: buy a Capacity Block for ML (EC2 console > Capacity "
+              "Reservations > Capacity Blocks, or aws ec2 describe-capacity-block-offerings) and set "
+              "provision_ec2_capacity_reservation_id: cr-...; ")
+    if reservation_id:
+        advice += f"(the reservation {reservation_id} given has no free instance for it: check its state and count); "
+    return advice + ("or try another availability zone (provision_ec2_subnet_id of a subnet there), another region "
+                     f"offering {instance_type} (provision_ec2_region / EAGLE3_AWS_REGION, now {region}), or retry "
+                     "later; the rerun launches only what is missing.")
 
 
 def eagle3_capacity_advice(message: Any, instance_type: str, region: str, zone: str = "", reservation_id: str = "",
-                           launched: Any = None) -> str:
-    """The operator's options when a launch failed for capacity, else "" (another failure keeps its own message)."""
+                           launched: Any = None, timeout: Any = 0, fleet_vcpus: Any = 0) -> str:
+    """The operator's options when a launch failed for capacity, a vCPU quota or the launch's time bound, else ""
+    (another failure keeps its own message). `timeout` is provision_ec2_launch_timeout, `fleet_vcpus` the vCPUs the
+    whole fleet needs (provision_ec2_count x the type's vCPUs)."""
     text = message if isinstance(message, str) else str(message or "")
+    ids = [str(i) for i in (launched or [])]
+    so_far = ("Launched so far: " + ", ".join(ids) + ". ") if ids else "Nothing was launched. "
+    where = f" in {zone}" if zone else ""
+    if QUOTA_CODE in text:
+        need = f" (this fleet needs {fleet_vcpus}, more if other Trn instances run there)" if fleet_vcpus else ""
+        return (f"EC2 refused {instance_type}{where} ({region}): the account's vCPU quota for it is too low "
+                f"({QUOTA_CODE}). {so_far}The quota is \"{TRN_QUOTA}\", in vCPUs{need}: request an increase "
+                f"(Service Quotas console > AWS services > Amazon Elastic Compute Cloud (Amazon EC2) > \"{TRN_QUOTA}\" "
+                f"> Request increase at account level, in {region}; aws service-quotas list-service-quotas "
+                f"--service-code ec2 lists it with its code), or launch into a Capacity Block for ML "
+                f"(provision_ec2_capacity_reservation_id: cr-...). A new account's quota is often 0. Retrying does not "
+                f"help until the quota is raised. EC2 said: " + text[-400:])
+    if ASYNC_TIMEOUT in text:
+        return (f"The launch of {instance_type}{where} ({region}) did not finish within provision_ec2_launch_timeout "
+                f"({timeout} s) and was stopped. amazon.aws retries EC2's capacity errors "
+                f"(InsufficientInstanceCapacity) without a word ({AMAZON_AWS_CAPACITY_TRIES} tries, up to "
+                f"{AMAZON_AWS_CAPACITY_MAX_WAIT} s of waits), so EC2 most likely has no {instance_type} "
+                f"capacity there now. {so_far}" + _alternatives(instance_type, region, reservation_id)
+                + " To wait longer for capacity, raise provision_ec2_launch_timeout (seconds).")
     code = next((c for c in CAPACITY_CODES if c in text), None)
     if code is None:
         return ""
-    ids = [str(i) for i in (launched or [])]
+    return (f"EC2 has no {instance_type} capacity for this fleet{where} ({region}) now ({code}). {so_far}"
+            + _alternatives(instance_type, region, reservation_id) + " EC2 said: " + text[-400:])
+
+
+def eagle3_launch_notice(missing: Any, instance_type: str, region: str, zone: str = "", reservation_id: str = "",
+                         timeout: Any = 0) -> str:
+    """What the launch is about to do and how long it may stay silent, said before it starts ("" when nothing is
+    missing)."""
+    if int(missing or 0) <= 0:
+        return ""
+    into = f"into {reservation_id}" if reservation_id else "On-Demand"
     where = f" in {zone}" if zone else ""
-    advice = (f"EC2 has no {instance_type} capacity for this fleet{where} ({region}) now ({code}). "
-              + ("Launched so far: " + ", ".join(ids) + ". " if ids else "Nothing was launched. ")
-              + "trn2.48xlarge is mostly had through reservations: buy a Capacity Block for ML (EC2 console > Capacity "
-                "Reservations > Capacity Blocks, or aws ec2 describe-capacity-block-offerings) and set "
-                "provision_ec2_capacity_reservation_id: cr-...; ")
-    if reservation_id:
-        advice += f"(the reservation {reservation_id} given has no free instance for it: check its state and count); "
-    advice += ("or try another availability zone (provision_ec2_subnet_id of a subnet there), another region offering "
-               "the type (provision_ec2_region / EAGLE3_AWS_REGION), or retry later; the rerun launches only what is "
-               "missing. EC2 said: " + text[-400:])
-    return advice
+    return (f"launching {missing} x {instance_type} {into}{where} ({region}). If EC2 has no capacity for it "
+            f"(InsufficientInstanceCapacity), amazon.aws retries for a few minutes without output "
+            f"({AMAZON_AWS_CAPACITY_TRIES} tries, up to {AMAZON_AWS_CAPACITY_MAX_WAIT} s of waits); the launch is "
+            f"stopped after provision_ec2_launch_timeout ({timeout} s) and the run then names the alternatives. "
+            f"A vCPU quota too low for the type ({QUOTA_CODE}) stops it at once.")
 
 
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_capacity_advice": eagle3_capacity_advice,
+        return {"eagle3_capacity_advice": eagle3_capacity_advice, "eagle3_launch_notice": eagle3_launch_notice,
                 "eagle3_is_cidr": eagle3_is_cidr, "eagle3_is_s3_bucket": eagle3_is_s3_bucket,
                 "eagle3_cidrs_too_wide": eagle3_cidrs_too_wide,
                 "eagle3_cache_disk": eagle3_cache_disk,

@@ -7,8 +7,10 @@ module: ec2_capacity_target
 short_description: Describe a capacity reservation and keep a launch template that targets it
 description:
   - Describes the reservation (DescribeCapacityReservations) and checks it can take the fleet
-    (state, instance type, available instances), and reports its end time, with a warning when
-    the run would outlast it.
+    (state, instance type, available instances), and reports its end time.
+  - A Capacity Block that ends within run_hours + 30 minutes is refused (AWS begins terminating its
+    instances 30 minutes before it ends); an On-Demand Capacity Reservation that ends within run_hours
+    gives a warning (its instances keep running after the end, billed at the On-Demand rate).
   - Keeps a launch template whose default version holds only the targeting
     (CapacityReservationSpecification, and InstanceMarketOptions MarketType capacity-block for a
     Capacity Block); amazon.aws.ec2_instance launches from it with everything else as usual.
@@ -19,7 +21,7 @@ options:
   instance_type: {description: The fleet's instance type., type: str, required: true}
   count: {description: Instances the fleet wants from the reservation (already running ones included)., type: int, required: true}
   running: {description: Fleet instances already running in the reservation., type: int, default: 0}
-  run_hours: {description: Hours the run is expected to take after launch (end-time warning)., type: float, default: 2}
+  run_hours: {description: Hours the run is expected to take after launch (the end-time refusal or warning)., type: float, default: 2}
   template_name: {description: Name of the launch template to keep., type: str, required: true}
   tags: {description: Tags of the launch template., type: dict, default: {}}
   region: {description: AWS region., type: str, required: true}
@@ -41,7 +43,7 @@ RETURN = r"""
 reservation: {description: "id, type (default or capacity-block), state, availability_zone, instance_type, total, available, start_date, end_date", type: dict, returned: always}
 hours_left: {description: Hours until the reservation ends (null when it has no end)., type: float, returned: always}
 launch_template_id: {description: The launch template to launch from., type: str, returned: always}
-warning: {description: Set when the run would outlast the reservation., type: str, returned: always}
+warning: {description: Set when the run would outlast an On-Demand Capacity Reservation (a Capacity Block is refused instead)., type: str, returned: always}
 """
 
 import datetime as dt
@@ -52,6 +54,10 @@ try:
     import boto3
 except ImportError:  # pragma: no cover - reported by the module
     boto3 = None
+
+# AWS begins terminating a Capacity Block's instances this long before the block's end (EC2 User Guide, "Capacity
+# Blocks for ML").
+BLOCK_TERMINATION_LEAD = dt.timedelta(minutes=30)
 
 
 def describe(ec2, reservation_id: str) -> dict:
@@ -83,12 +89,31 @@ def check(res: dict, instance_type: str, count: int, running: int, run_hours: fl
                          f"the fleet needs {missing} more (provision_ec2_count {count})")
     if not res["end_date"]:
         return None, ""
-    left = (dt.datetime.fromisoformat(res["end_date"]) - now).total_seconds() / 3600
+    end = dt.datetime.fromisoformat(res["end_date"])
+    left = (end - now).total_seconds() / 3600
     warning = ""
-    if left < run_hours:
-        warning = (f"{rid} ({res['type']}) ends at {res['end_date']}, in {left:.1f} h; the run is expected to take "
-                   f"{run_hours:g} h (provision_ec2_run_hours): instances are reclaimed at the end"
-                   + (" of a Capacity Block" if res["type"] == "capacity-block" else ""))
+    if res["type"] == "capacity-block":
+        # EC2 User Guide, "Capacity Blocks for ML": "Thirty minutes before the reservation expires, we begin to
+        # terminate any instances that are still running in the Capacity Block."
+        terminating = end - BLOCK_TERMINATION_LEAD
+        wanted = (now + dt.timedelta(hours=run_hours) + BLOCK_TERMINATION_LEAD).isoformat(timespec="minutes")
+        if now + dt.timedelta(hours=run_hours) >= terminating:
+            raise ValueError(
+                f"{rid} is a Capacity Block that ends at {res['end_date']}; AWS begins terminating its instances 30 "
+                f"minutes before, at {terminating.isoformat()}, {max(left - 0.5, 0):.1f} h from now, and the run is "
+                f"expected to take {run_hours:g} h (provision_ec2_run_hours): it would be terminated mid-run. "
+                f"This run launches nothing into it. Use a block that ends at least provision_ec2_run_hours + 30 "
+                f"minutes from now (after {wanted}), "
+                f"or extend this one (aws ec2 describe-capacity-block-extension-offerings, "
+                f"purchase-capacity-block-extension), or, if the run is shorter than {run_hours:g} h, set "
+                f"provision_ec2_run_hours to its real length")
+    elif left < run_hours:
+        # EC2 User Guide, "Capacity Reservations" (and botocore's CapacityReservation.EndDate): at the end the reserved
+        # capacity is released; instances already running keep running, billed at the On-Demand rate.
+        warning = (f"{rid} (an On-Demand Capacity Reservation) ends at {res['end_date']}, in {left:.1f} h; the run is "
+                   f"expected to take {run_hours:g} h (provision_ec2_run_hours): its instances keep running after the "
+                   f"end (they are not terminated), billed at the On-Demand rate instead of the reservation's; "
+                   f"extend the reservation's end date to avoid that")
     return round(left, 2), warning
 
 

@@ -27,6 +27,7 @@ offered: {description: The type is offered in the region., type: bool, returned:
 zones: {description: Availability zones offering it., type: list, elements: str, returned: always}
 neuron_devices: {description: Neuron devices per instance (0 when none)., type: int, returned: always}
 instance_storage_gb: {description: Total instance-store size in GB (0 when none)., type: int, returned: always}
+vcpus: {description: "vCPUs per instance (VCpuInfo.DefaultVCpus; 0 when not offered): what EC2's vCPU quotas count.", type: int, returned: always}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -53,15 +54,16 @@ def main() -> None:
             LocationType="region", Filters=[{"Name": "instance-type", "Values": [itype]}])["InstanceTypeOfferings"]
         zones = ec2.describe_instance_type_offerings(
             LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [itype]}])["InstanceTypeOfferings"]
-        neuron, storage = 0, 0
+        neuron, storage, vcpus = 0, 0, 0
         if region:
             info = ec2.describe_instance_types(InstanceTypes=[itype])["InstanceTypes"][0]
             neuron = sum(d.get("Count", 0) for d in info.get("NeuronInfo", {}).get("NeuronDevices", []))
             storage = info.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0)
+            vcpus = info.get("VCpuInfo", {}).get("DefaultVCpus", 0)
     except Exception as exc:  # botocore errors carry the AWS message
         module.fail_json(msg=f"cannot query instance type offerings in {p['region']}: {exc}")
     module.exit_json(changed=False, offered=bool(region), zones=sorted(z["Location"] for z in zones),
-                     neuron_devices=neuron, instance_storage_gb=storage)
+                     neuron_devices=neuron, instance_storage_gb=storage, vcpus=vcpus)
 
 
 if __name__ == "__main__":
