@@ -82,3 +82,90 @@ def test_coverage_on_the_rehearsals_repeated_pairs():
                <= I.ratio_interval([eagle3[i] for i in s], [base[i] for i in s])["high"])
     assert len(subsets) == 120
     assert held / len(subsets) >= 0.85, held  # nominal 95 %; measured in docs/results.md
+
+
+def test_a_positive_figures_interval_cannot_go_negative():
+    # Issue 56: the baseline's median TPOT over 3 rounds (22.5, 10.5, 8.9 ms) was printed [-4.52, 32.45] ms, a
+    # symmetric t interval on a positive quantity. On the log scale: the geometric mean and exp of the t interval of
+    # the logs.
+    tpot = [22.5, 10.5, 8.9]
+    old = I.mean_interval(tpot)  # the old, linear interval (the issue's rounds were its figures to 0.1 ms)
+    assert old["low"] == pytest.approx(-4.52, abs=0.05) and old["high"] == pytest.approx(32.45, abs=0.05)
+    logs = [math.log(x) for x in tpot]
+    mean = sum(logs) / 3
+    half = 4.3027 * math.sqrt(sum((x - mean) ** 2 for x in logs) / 2) / math.sqrt(3)
+    got = I.positive_interval(tpot)
+    assert got["scale"] == "log" and got["mean"] == pytest.approx(math.exp(mean)) == pytest.approx(12.81, abs=0.01)
+    assert got["low"] == pytest.approx(math.exp(mean - half), rel=1e-4) and got["low"] > 0
+    assert got["high"] == pytest.approx(math.exp(mean + half), rel=1e-4)
+    assert (round(got["low"], 2), round(got["high"], 2)) == (3.75, 43.78)  # as docs/results.md quotes it
+    assert I.center(tpot) == pytest.approx(got["mean"])
+    # a zero (a draft position never accepted) has no logarithm: the linear interval, clipped at 0
+    zero = I.positive_interval([0.0, 0.1, 0.3])
+    assert zero["scale"] == "linear" and zero["low"] == 0.0 and zero["mean"] == pytest.approx(0.4 / 3)
+    assert I.positive_interval([5.0])["low"] is None
+    with pytest.raises(ValueError, match="cannot be negative"):
+        I.positive_interval([1.0, -1.0])
+
+
+FIGURE = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
+RATE = st.floats(min_value=1e-3, max_value=1.0, allow_nan=False)
+
+
+def _round(figure: float, rates: list[float], spread: float) -> dict:
+    return {"output_throughput": figure, "median_tpot_ms": figure * spread, "median_ttft_ms": figure / spread,
+            "spec_decode_acceptance_rate": 100.0 * sum(rates) / len(rates),
+            "spec_decode_acceptance_length": 1 + sum(rates), "spec_decode_per_position_acceptance_rates": rates}
+
+
+@hsettings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(min_value=2, max_value=6).flatmap(lambda n: st.tuples(
+    st.lists(FIGURE, min_size=n, max_size=n), st.lists(FIGURE, min_size=n, max_size=n),
+    st.lists(st.lists(RATE, min_size=3, max_size=3), min_size=n, max_size=n),
+    st.lists(st.floats(min_value=0.1, max_value=10), min_size=n, max_size=n))))
+def test_every_interval_of_round_figures_is_positive_and_holds_its_geometric_mean(case):
+    """Issue 56: over any rounds of positive figures, every interval the report gives (each figure's, each position's,
+    the speedup's and the TPOT ratio's, and the fleet's over hosts) lies inside (0, inf) and holds the geometric mean
+    of its rounds, which is also the figure the row shows."""
+    from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
+    base, spec, rates, spread = case
+    docs = {"baseline": [_round(b, [r[0]], s) for b, r, s in zip(base, rates, spread)],
+            "eagle3": [_round(x, r, s) for x, r, s in zip(spec, rates, spread)]}
+    for d in docs["baseline"]:
+        for key in ("spec_decode_acceptance_rate", "spec_decode_acceptance_length",
+                    "spec_decode_per_position_acceptance_rates"):
+            d.pop(key)
+    rows = [dict(R.pooled(docs[p]), profile=p, speedup=None, tpot_ratio=None,
+                 acceptance_rate=R.pooled(docs[p]).get("spec_decode_acceptance_rate"),
+                 acceptance_length=R.pooled(docs[p]).get("spec_decode_acceptance_length")) for p in docs]
+    out = R.with_intervals(rows, docs, "baseline")
+
+    def geometric(values):
+        return math.exp(sum(math.log(v) for v in values) / len(values))
+
+    def holds(interval, values, center_key="mean"):
+        assert 0 < interval["low"] <= interval["high"] < math.inf, interval
+        center = interval[center_key]
+        assert center == pytest.approx(geometric(values), rel=1e-9)
+        assert interval["low"] <= center * (1 + 1e-12) and center <= interval["high"] * (1 + 1e-12)
+
+    checked = 0
+    for row in out:
+        for name, interval in row["intervals"].items():
+            if interval is not None:
+                holds(interval, row["per_round"][name])
+                assert row[name] == pytest.approx(interval["mean"], rel=1e-12)  # the row shows the interval's centre
+                checked += 1
+        for i, interval in enumerate(row["position_intervals"]):
+            holds(interval, [d["spec_decode_per_position_acceptance_rates"][i] for d in docs[row["profile"]]])
+            checked += 1
+    eagle3 = out[1]
+    holds(eagle3["speedup_interval"], [x / b for x, b in zip(spec, base)], "ratio")
+    holds(eagle3["tpot_ratio_interval"], [x * s / (b * s) for x, b, s in zip(spec, base, spread)], "ratio")
+    assert checked == 3 + 5 + 3  # baseline: 3 figures; eagle3: 5 figures and 3 positions
+    # the fleet's intervals over hosts (each host one sample) alike: two hosts, the second's figures doubled
+    other = [dict(r, **{k: 2 * r[k] for k in ("output_throughput", "median_tpot_ms")}) for r in out]
+    fleet = R.fleet_intervals({"h1": out, "h2": other}, "baseline")
+    for profile, entry in fleet.items():
+        for name in ("output_throughput", "median_tpot_ms"):
+            holds(entry[name], [r[name] for r in (out + other) if r["profile"] == profile])

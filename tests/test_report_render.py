@@ -6,8 +6,10 @@ screenshot is kept in artifacts/ (the test then also checks the charts were laid
 from __future__ import annotations
 
 import csv
+import html as htmllib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,7 +95,8 @@ def test_sweep_report_files_have_real_values(tmp_path):
     assert charts.verdict == "OK"
     assert set(charts.charts) == {"throughput", "tpot", "acceptance", "spread"}
     assert len(charts.charts["throughput"]) == 4 and len(charts.charts["tpot"]) == 4
-    assert len(charts.charts["acceptance"]) == 2 + 3 + 4  # positions of k2, k3, k4
+    # each profile's overall acceptance ("all", held to the floor) and its positions (issue 56): k2, k3, k4
+    assert len(charts.charts["acceptance"]) == 3 + 2 + 3 + 4
     assert {float(r["data-value"]) for r in charts.charts["acceptance"]} == {100.0}
     values = [float(r["data-value"]) for r in charts.charts["throughput"]]
     assert values[-1] == pytest.approx(source["output_throughput"])
@@ -265,6 +268,109 @@ def test_five_rounds_report_intervals_in_every_file_and_error_bars(tmp_path):
     assert float(rows["eagle3"]["speedup_low_x"]) == pytest.approx(eagle3["speedup_low"])
     assert rows["eagle3"]["rounds"] == "5" and rows["eagle3"]["run_verdict"] in ("OK", "FAILED")
     html = (run / "report.html").read_text()
-    bars = [line for line in html.splitlines() if 'class="errorbar" data-label=' in line]
-    assert len(bars) == 2 * 2  # throughput and TPOT charts, baseline and eagle3
+    bars = [re.search(r'data-label="([^"]*)"', line).group(1) for line in html.splitlines()
+            if 'class="errorbar" data-label=' in line]
+    # throughput and TPOT charts, baseline and eagle3; the acceptance chart (issue 56): eagle3 overall and its three
+    # positions, numbered from 1
+    assert bars == ["rehearsal-1 baseline", "rehearsal-1 eagle3"] * 2 + [
+        f"rehearsal-1 eagle3 {p}" for p in ("all", "pos 1", "pos 2", "pos 3")]
     assert speedup in html
+
+
+GEOMETRY = """<script>
+const out = [];
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const box = svg.viewBox.baseVal;
+  for (const t of svg.querySelectorAll('text')) {
+    const b = t.getBBox();
+    out.push({chart: svg.dataset.chart, text: t.textContent, left: b.x, top: b.y, right: b.x + b.width,
+              bottom: b.y + b.height, width: box.width, height: box.height});
+  }
+}
+const pre = document.createElement('pre');
+pre.id = 'geometry';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"""
+INTERVAL = re.compile(r"\\?\[(-?[0-9][0-9.]*), (-?[0-9][0-9.]*)\\?\]")
+
+
+def _svg_texts(html: str) -> list[tuple[str, float, str, float, str]]:
+    """(chart, svg width, anchor, x, text) of every text of every chart, by the template's own coordinates."""
+    out = []
+    svg = r'<svg class="chart" data-chart="([^"]+)"[^>]* width="([0-9.]+)"[^>]*>(.*?)</svg>'
+    for chart, width, body in re.findall(svg, html, re.S):
+        for attrs, text in re.findall(r"<text ([^>]*)>([^<]*)</text>", body):
+            x = float(re.search(r'x="([-0-9.]+)"', attrs).group(1))
+            anchor = "end" if 'text-anchor="end"' in attrs else "start"
+            out.append((chart, float(width), anchor, x, htmllib.unescape(text)))
+    return out
+
+
+def test_five_round_report_says_the_decision_first_and_no_interval_is_negative_or_clipped(tmp_path):
+    """Issue 56, on runs/rounds5 (the rehearsal's real 5-round run, as fetched) reported by the real role with the
+    trained pair's band key (tests/test_bands.py): the headline first in report.md and report.html (verdict, the
+    recommended profile, its speedup with its interval, acceptance with its band, what decided it); every interval in
+    (0, inf); positions numbered from 1 with their intervals, the band and the floor on the acceptance chart; in
+    headless Chromium every chart text inside its chart's box (getBBox against the viewBox), and a screenshot kept."""
+    from test_bands import KEY
+    from ansible_collections.eagle3.trn2.plugins.filter.report import CHAR_PX
+    run = tmp_path / "results" / "rounds5"
+    shutil.copytree(RUNS / "rounds5", run)
+    key = {k: v for k, v in KEY.items() if k != "k"}
+    proc = report(tmp_path / "results", [{"run_id": "rounds5", "hosts": ["rehearsal-1"], "band_key": key}])
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    summary = json.loads((run / "summary.json").read_text())
+    eagle3 = next(r for r in summary["hosts"]["rehearsal-1"] if r["profile"] == "eagle3")
+    speedup = f"{eagle3['speedup']:.2f}x [{eagle3['speedup_low']:.2f}, {eagle3['speedup_high']:.2f}]"
+    assert summary["headline"]["hosts"][0]["profile"] == "eagle3"
+
+    md = (run / "report.md").read_text()
+    head = md.split("\n## ", 1)[0]  # before the first section
+    assert "**Headline: OK: every enforced gate passed**" in head
+    line = next(l for l in head.splitlines() if l.startswith("- rehearsal-1: recommended eagle3"))
+    assert speedup.replace("[", "\\[").replace("]", "\\]") + " (95 % interval over 5 rounds" in line
+    assert "acceptance 83.4 \\[83.4, 83.4\\] % (floor 30 %)" in line and "within its band" in line
+    assert "decided by the highest lower bound of the speedup" in line
+    assert "| rehearsal-1 | eagle3 | 1 | 92.7 [92.7, 92.7] |" in md and "| rehearsal-1 | eagle3 | 3 |" in md
+
+    page = (run / "report.html").read_text()
+    top = page.split("<h2>", 1)[0]
+    assert 'id="headline"' in top and "OK: every enforced gate passed" in top
+    assert htmllib.escape(f"rehearsal-1: recommended eagle3, speedup {speedup}", quote=True) in top
+    assert "pos 0" not in page and all(f"rehearsal-1 eagle3 pos {i}" in page for i in (1, 2, 3))
+    acceptance = page.split('data-chart="acceptance"', 1)[1].split("</svg>", 1)[0]
+    assert acceptance.count('class="band"') == 3 and acceptance.count('class="floor"') == 1
+    assert acceptance.count('class="errorbar" data-label=') == 4  # overall and 3 positions, with rounds
+
+    # no interval below 0, anywhere (the speedup's, each figure's, each position's)
+    found = [(lo, hi) for text in (md, page) for lo, hi in INTERVAL.findall(text)]
+    assert len(found) > 20 and all(0 < float(lo) <= float(hi) for lo, hi in found), found
+
+    # every chart text inside its box by the template's own coordinates (a generous CHAR_PX per character)
+    texts = _svg_texts(page)
+    assert any("[" in t[4] for t in texts)
+    outside = [t for t in texts
+               if (t[3] - CHAR_PX * len(t[4]) < 0 if t[2] == "end" else t[3] + CHAR_PX * len(t[4]) > t[1])]
+    assert outside == []
+
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("chromium is not installed: the browser half of this test did not run")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "report-rounds5.png"
+    browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    subprocess.run(browser + [f"--user-data-dir={tmp_path / 'chrome'}", "--window-size=1200,1600",
+                              f"--screenshot={shot}", (run / "report.html").as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    assert shot.stat().st_size > 10_000
+    measured = tmp_path / "geometry.html"  # the report with a script that measures every chart text
+    measured.write_text(page.replace("</body>", GEOMETRY + "</body>"))
+    dom = subprocess.run(browser + [f"--user-data-dir={tmp_path / 'chrome2'}", "--dump-dom", measured.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    boxes = json.loads(htmllib.unescape(dom.split('<pre id="geometry">', 1)[1].split("</pre>", 1)[0]))
+    assert len(boxes) == len(texts)
+    clipped = [b for b in boxes
+               if b["left"] < 0 or b["top"] < 0 or b["right"] > b["width"] or b["bottom"] > b["height"]]
+    assert clipped == [], clipped

@@ -90,14 +90,20 @@ def test_five_rounds_give_every_figure_and_speedup_its_interval(tmp_path):
         for figure in ("output_throughput", "median_tpot_ms", "median_ttft_ms"):
             values = [PAIRS[i]["baseline" if name == "baseline" else "eagle3"][figure] for i in range(5)]
             interval = row["intervals"][figure]
-            assert interval["mean"] == pytest.approx(sum(values) / 5) == pytest.approx(row[figure])
-            assert interval["low"] < interval["mean"] < interval["high"] and interval["n"] == 5
+            # the geometric mean and its log-scale interval (issue 56: a positive figure's interval cannot go negative)
+            geometric = math.exp(sum(math.log(v) for v in values) / 5)
+            assert interval["mean"] == pytest.approx(geometric) == pytest.approx(row[figure])
+            assert 0 < interval["low"] < interval["mean"] < interval["high"] and interval["n"] == 5
+            assert interval["scale"] == "log"
     eagle3 = rows["eagle3"]
     logs = [math.log(PAIRS[i]["eagle3"]["output_throughput"] / PAIRS[i]["baseline"]["output_throughput"])
             for i in range(5)]
     assert eagle3["speedup"] == pytest.approx(math.exp(sum(logs) / 5))
     assert eagle3["speedup_low"] < eagle3["speedup"] < eagle3["speedup_high"]
     assert eagle3["intervals"]["acceptance_rate"]["n"] == 5
+    # the pooled throughputs' ratio is the paired speedup itself (both geometric means)
+    assert eagle3["output_throughput"] / rows["baseline"]["output_throughput"] == pytest.approx(eagle3["speedup"])
+    assert [iv["n"] for iv in eagle3["position_intervals"]] == [5, 5, 5]
     gate = next(g for g in report["summary"]["gates"] if g["gate"] == "speedup")
     assert gate["value"] == pytest.approx(eagle3["speedup_low"]) and "over 5 rounds" in gate["message"]
     assert any(line.startswith("rounds: 5 per profile, interleaved") for line in report["lines"])
@@ -258,6 +264,9 @@ def test_the_real_five_round_run_reports_every_interval():
     assert 1.0 < eagle3["speedup_low"] < eagle3["speedup"] < eagle3["speedup_high"]
     # temperature 0: the same drafts accepted in every round, an interval of width 0
     assert eagle3["intervals"]["acceptance_rate"]["low"] == pytest.approx(eagle3["intervals"]["acceptance_rate"]["high"])
+    positions = eagle3["position_intervals"]  # one per draft position, position 1 first, as fractions
+    assert [iv["mean"] for iv in positions] == pytest.approx(eagle3["per_position_acceptance_rates"])
+    assert all(iv["low"] == pytest.approx(iv["high"]) and iv["n"] == 5 for iv in positions)
     assert report["summary"]["sweep"]["rehearsal-1"]["winner_speedup_low"] == pytest.approx(eagle3["speedup_low"])
     # the interleaving as the role ran it: every round's baseline before its EAGLE3, round after round
     timeline = json.loads((RUNS / "rounds5/rehearsal-1/timeline.json").read_text())["profiles"]

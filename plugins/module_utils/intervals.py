@@ -5,9 +5,13 @@ Method. A round benchmarks every profile once, interleaved (baseline, eagle3-k2,
 over time hits every profile of a round alike. The speedup of profile A over B is a ratio paired by round: its
 interval is Student's t interval of the mean of the log ratios ln(A_i / B_i) over the n rounds, taken back with exp
 (a geometric mean ratio). With n >= 2 rounds it has n - 1 degrees of freedom; a bootstrap over 3 rounds alone is
-degenerate (27 resamples, of which many repeat one round), which is why it is not used. A figure's own interval is the
-t interval of its mean over the rounds. With one round there is no interval: the decision rests on one sample, and
-the report says so.
+degenerate (27 resamples, of which many repeat one round), which is why it is not used. A figure's own interval is on
+the same log scale (issue 56): every figure the report gives an interval (throughput, TPOT, TTFT, acceptance rate and
+length, a position's rate) is a positive quantity, so its estimate is the geometric mean over the rounds and its
+interval the t interval of the mean of the logs, taken back with exp: inside (0, inf), never "[-4.52, 32.45] ms" from
+rounds of 22.5, 10.5 and 8.9 ms, and the pooled throughputs' ratio is the paired speedup itself. A figure with a zero
+in some round (a draft position never accepted) has no logarithm: its arithmetic mean and t interval, the lower bound
+clipped at 0. With one round there is no interval: the decision rests on one sample, and the report says so.
 
 Decisions:
 - a gate on a speedup, `best` and the sweep's recommendation use the interval's lower bound (one round: the value);
@@ -66,6 +70,36 @@ def mean_interval(values: Sequence[float], level: float = LEVEL) -> dict:
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
     return {"mean": mean, "low": mean - half, "high": mean + half, "n": n}
+
+
+def center(values: Sequence[float]) -> float:
+    """The estimate of a positive quantity over rounds: the geometric mean; the arithmetic mean when a value is 0 (or
+    not finite: the validator refuses those first)."""
+    xs = [float(v) for v in values]
+    if not xs:
+        raise ValueError("no values to pool")
+    if all(math.isfinite(x) for x in xs) and min(xs) > 0:
+        return math.exp(sum(math.log(x) for x in xs) / len(xs))
+    return sum(xs) / len(xs)
+
+
+def positive_interval(values: Sequence[float], level: float = LEVEL) -> dict:
+    """{"mean", "low", "high", "n", "scale"} of a positive quantity: "mean" is its geometric mean and the interval
+    Student's t on the mean of the logs, taken back with exp (scale "log"), inside (0, inf) and holding the mean. With
+    a zero among the values (scale "linear"): the arithmetic mean and its t interval, the lower bound clipped at 0.
+    low/high None with one value. A negative value is refused."""
+    xs = _finite(values)
+    if min(xs) < 0:
+        raise ValueError(f"a positive quantity cannot be negative (got {list(values)!r})")
+    if min(xs) > 0:
+        logs = mean_interval([math.log(x) for x in xs], level)
+        return {"mean": math.exp(logs["mean"]), "n": logs["n"], "scale": "log",
+                "low": None if logs["low"] is None else math.exp(logs["low"]),
+                "high": None if logs["high"] is None else math.exp(logs["high"])}
+    linear = mean_interval(xs, level)
+    if linear["low"] is not None:
+        linear["low"] = max(0.0, linear["low"])
+    return dict(linear, scale="linear")
 
 
 def ratio_interval(numerators: Sequence[float], denominators: Sequence[float], level: float = LEVEL) -> dict:

@@ -4,11 +4,14 @@ given its intervals (plugins/module_utils/intervals.py) for the report.
 Files. Round 1 is <profile>.json, as with one round; round r >= 2 is <profile>.round<r>.json (results_layout.py).
 Every round's file is validated on its own (result_checks.py) before any pooling.
 
-Pooling. A profile's figures are the means over its rounds (FIGURES: throughputs, latencies, acceptance rate and
-length, per-position rates); its counters and workload stay its round 1's, which every other round ran alike (the
-validator checks each round's workload against the host's baseline). The speedup and the TPOT ratio are paired by
-round: the geometric mean of the per-round ratios, with a t interval on their logs (intervals.ratio_interval). With
-one round there is no interval, and the report says the decision rests on one sample.
+Pooling. A profile's figures are the geometric means over its rounds (FIGURES: throughputs, latencies, acceptance
+rate and length, per-position rates; all positive quantities, intervals.center: the arithmetic mean where a round is 0);
+its counters and workload stay its round 1's, which every other round ran alike (the validator checks each round's
+workload against the host's baseline). Each figure's interval is a t interval on the logs (intervals.positive_interval,
+issue 56: never below 0), and so is each position's rate's. The speedup and the TPOT ratio are paired by round: the
+geometric mean of the per-round ratios (the ratio of the pooled figures), with a t interval on their logs
+(intervals.ratio_interval). With one round there is no interval, and the report says the decision rests on one
+sample.
 """
 from __future__ import annotations
 
@@ -48,19 +51,30 @@ def series(docs: Sequence[Mapping[str, Any]], key: str) -> list[float] | None:
 
 
 def pooled(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One result with each FIGURE the mean over the rounds (docs in round order; round 1 gives the rest)."""
+    """One result with each FIGURE its geometric mean over the rounds (intervals.center; docs in round order; round 1
+    gives the rest)."""
     out = dict(docs[0])
     if len(docs) < 2:
         return out
     for key in FIGURES:
         values = series(docs, key)
         if values is not None:
-            out[key] = sum(values) / len(values)
-    positions = [d.get(POSITIONS) for d in docs]
-    if all(isinstance(p, list) and len(p) == len(positions[0]) and all(is_number(x) for x in p) for p in positions):
-        out[POSITIONS] = [sum(col) / len(col) for col in zip(*positions)]
+            out[key] = _iv.center(values)
+    columns = position_series(docs)
+    if columns is not None:
+        out[POSITIONS] = [_iv.center(col) for col in columns]
     out["rounds"] = len(docs)
     return out
+
+
+def position_series(docs: Sequence[Mapping[str, Any]]) -> list[list[float]] | None:
+    """Per draft position, its rate in every round ([[round 1, round 2, ...] of position 1, ...]), or None when the
+    rounds do not all give the same number of rates (or give none)."""
+    positions = [d.get(POSITIONS) for d in docs]
+    if not positions or not all(isinstance(p, list) and p and len(p) == len(positions[0])
+                                and all(is_number(x) and x >= 0 for x in p) for p in positions):
+        return None
+    return [[float(x) for x in col] for col in zip(*positions)]
 
 
 def host_rounds(entry: Mapping[str, Any]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
@@ -91,14 +105,16 @@ def host_rounds(entry: Mapping[str, Any]) -> tuple[dict[str, list[dict[str, Any]
 
 
 def _interval_of(values: list[float] | None) -> dict[str, Any] | None:
-    return _iv.mean_interval(values) if values else None
+    return _iv.positive_interval(values) if values and min(values) >= 0 else None
 
 
 def with_intervals(rows: list[dict[str, Any]], docs: Mapping[str, Sequence[Mapping[str, Any]]],
                    baseline: str) -> list[dict[str, Any]]:
     """The compare rows of one host (from the pooled results) with, per row: rounds, intervals {figure: {mean, low,
-    high, n}}, speedup_interval and tpot_ratio_interval (paired by round with the baseline; speedup and tpot_ratio
-    become their geometric means), and `decision`: what `best`, the sweep and the speedup gate rest on (the speedup's
+    high, n, scale}} (intervals.positive_interval: the geometric mean, a log-scale interval), position_intervals (one
+    such interval per draft position of the rates as fractions, position 1 first; [] without per-position rates),
+    speedup_interval and tpot_ratio_interval (paired by round with the baseline; speedup and tpot_ratio become their
+    geometric means), and `decision`: what `best`, the sweep and the speedup gate rest on (the speedup's
     lower bound with rounds > 1, else the value) and per_round {figure: [round 1, round 2, ...]}."""
     base = docs.get(baseline) or []
     out = []
@@ -108,6 +124,8 @@ def with_intervals(rows: list[dict[str, Any]], docs: Mapping[str, Sequence[Mappi
         row["rounds"] = len(own)
         row["per_round"] = {name: series(own, key) for name, key in SHOWN.items()}
         row["intervals"] = {name: _interval_of(values) for name, values in row["per_round"].items()}
+        columns = position_series(own) if own else None
+        row["position_intervals"] = [_iv.positive_interval(col) for col in columns] if columns else []
         for ratio, key in (("speedup", "output_throughput"), ("tpot_ratio", "median_tpot_ms")):
             a, b = series(own, key), series(base, key)
             interval = None
@@ -151,7 +169,8 @@ def fleet_intervals(rows: Mapping[str, Sequence[Mapping[str, Any]]], baseline: s
         entry: dict[str, Any] = {"hosts": len(own)}
         for name in SHOWN:
             values = [r[name] for r in own.values() if is_number(r.get(name))]
-            entry[name] = _iv.mean_interval(values) if values and len(values) == len(own) else None
+            entry[name] = (_iv.positive_interval(values) if values and len(values) == len(own) and min(values) >= 0
+                           else None)
         base = {h: r for h, host_rows in rows.items() for r in host_rows if r["profile"] == baseline}
         pairs = [(r["output_throughput"], base[h]["output_throughput"]) for h, r in sorted(own.items())
                  if h in base and is_number(r.get("output_throughput")) and is_number(base[h].get("output_throughput"))
