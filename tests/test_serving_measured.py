@@ -137,8 +137,9 @@ def test_the_served_config_gives_its_k_and_the_manifests_sha256():
     # The manifest's sha256 were made by Ansible's hash('sha256') on the host's text: the same digest here.
     for name, k in (("baseline", None), ("eagle3-k2", 2), ("eagle3-k3", 3), ("eagle3-k4", 4)):
         path = f"/etc/eagle3/{name}.yaml"
-        assert eagle3_served_config(SWEEP["files"][path]) == {"k": k, "config_sha256": SWEEP["sha256"][path]}
-    assert eagle3_served_config(None) == {"k": None, "config_sha256": None}
+        assert eagle3_served_config(SWEEP["files"][path]) == {"method": k and "eagle3", "k": k,
+                                                               "config_sha256": SWEEP["sha256"][path]}
+    assert eagle3_served_config(None) == {"method": None, "k": None, "config_sha256": None}
     as_json = 'speculative-config: \'{"method": "eagle3", "num_speculative_tokens": 5}\'\n'
     assert eagle3_served_config(as_json)["k"] == 5
 
@@ -166,7 +167,7 @@ def test_serving_json_records_the_k_and_sha256_of_the_config_that_serves(tmp_pat
                "listen": "127.0.0.1:8000", "smoke_test": " 6 7 8", "unauthorized_status": 401, **served, "measured": True}
     base = tmp_path / "results"
     base.mkdir()
-    play_and_read(tmp_path, RECORD, {
+    proc, _ = play_and_read(tmp_path, RECORD, {
         "localhost": {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"},
         "rehearsal-1": {"vllm_serving_checked": checked}, "rehearsal-2": {}}, base, [])
     record = json.loads((base / "sweep-1" / "serving.json").read_text())
@@ -174,3 +175,8 @@ def test_serving_json_records_the_k_and_sha256_of_the_config_that_serves(tmp_pat
     assert record["hosts"]["rehearsal-1"]["config_sha256"] == SWEEP["sha256"]["/etc/eagle3/eagle3-k3.yaml"]
     assert record["hosts"]["rehearsal-1"]["measured"] is True
     assert record["hosts"]["rehearsal-2"] is None  # not checked by this run
+    # The last word of serve, roll and replace names method, k and config (issue 56, item 3).
+    out = " ".join(proc.stdout.split())
+    assert (f"rehearsal-1: serves eagle3-k3 (method eagle3, k 3, config sha256 "
+            f"{SWEEP['sha256']['/etc/eagle3/eagle3-k3.yaml'][:12]}) at http://127.0.0.1:8000") in out, out[-2000:]
+    assert "rehearsal-2: serves nothing" in out

@@ -32,8 +32,9 @@ DOCUMENTATION = r"""
       manifest.json recorded for them when the run benchmarked, giving one line per file that differs (for a server
       config, the keys whose values differ), is missing, or was not recorded; none when every file is as measured.
     - C(eagle3_serving_refusal) words vllm_serving's refusal from those lines, with the commands that recover.
-    - C(eagle3_served_config) gives the k (num_speculative_tokens; null for the baseline) and the sha256 of a server
-      config's text, as serving.json records them.
+    - C(eagle3_serving_now) gives one line per host of a serving record: its profile, method, k and config sha256.
+    - C(eagle3_served_config) gives the method and k (speculative-config's method and num_speculative_tokens; null for
+      the baseline) and the sha256 of a server config's text, as serving.json records them.
 """
 
 
@@ -222,10 +223,11 @@ def eagle3_serving_refusal(drift: list[str], host: str, profile: str, run_id: st
 
 
 def eagle3_served_config(text: str | None) -> dict[str, Any]:
-    """{"k", "config_sha256"} of the server config a serving unit starts with (`text`: as the host has it; None: not
-    there): k is its speculative-config's num_speculative_tokens, None for the baseline."""
+    """{"method", "k", "config_sha256"} of the server config a serving unit starts with (`text`: as the host has it;
+    None: not there): method and k are its speculative-config's method and num_speculative_tokens, None for the
+    baseline."""
     if text is None:
-        return {"k": None, "config_sha256": None}
+        return {"method": None, "k": None, "config_sha256": None}
     try:
         config = yaml.safe_load(text)
     except yaml.YAMLError:
@@ -236,13 +238,29 @@ def eagle3_served_config(text: str | None) -> dict[str, Any]:
             spec = json.loads(spec)
         except ValueError:
             spec = None
-    return {"k": spec.get("num_speculative_tokens") if isinstance(spec, dict) else None, "config_sha256": _sha256(text)}
+    return {"method": spec.get("method") if isinstance(spec, dict) else None,
+            "k": spec.get("num_speculative_tokens") if isinstance(spec, dict) else None, "config_sha256": _sha256(text)}
+
+
+def eagle3_serving_now(record: dict[str, Any]) -> list[str]:
+    """One line per host of a serving record (serving.json): what serves, with which method, k and config."""
+    lines = []
+    for host, what in sorted((record.get("hosts") or {}).items()):
+        if not what or not what.get("profile"):
+            lines.append(f"{host}: serves nothing")
+            continue
+        spec = (f"method {what.get('method')}, k {what.get('k')}" if what.get("k") is not None
+                else "no speculative decoding")
+        sha = what.get("config_sha256")
+        lines.append(f"{host}: serves {what['profile']} ({spec}, config sha256 {sha[:12] if sha else 'unknown'}) "
+                     f"at {what.get('url')}")
+    return lines
 
 
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_serving": eagle3_serving, "eagle3_serving_lines": eagle3_serving_lines,
+        return {"eagle3_serving_now": eagle3_serving_now, "eagle3_serving": eagle3_serving, "eagle3_serving_lines": eagle3_serving_lines,
                 "eagle3_serving_targets": eagle3_serving_targets, "eagle3_serving_drift": eagle3_serving_drift,
                 "eagle3_serving_refusal": eagle3_serving_refusal, "eagle3_served_config": eagle3_served_config}
