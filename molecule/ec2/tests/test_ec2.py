@@ -279,3 +279,17 @@ def test_teardown_keeps_a_key_pair_it_did_not_import():
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert [k["KeyName"] for k in EC2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": ["operator-key"]}])["KeyPairs"]] == [
         "operator-key"]
+
+
+def test_every_aws_operation_of_the_scenario_is_allowed_by_the_iam_policy():
+    """Last: every operation Ansible made in converge, idempotence and the tests above (recorded by
+    files/aws_calls/sitecustomize.py) is an action iam/controller-policy.json allows (scripts/iam_policy.py)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import iam_policy
+
+    log = Path(os.environ["EAGLE3_AWS_CALLS"])
+    actions = iam_policy.recorded_actions(log.read_text().splitlines())
+    for needed in ("ec2:RunInstances", "ec2:TerminateInstances", "ec2:DescribeInstances", "ssm:GetParameter"):
+        assert needed in actions, sorted(actions)          # the recorder saw the launch, the teardown and the lookup
+    policy = json.loads((ROOT / "iam/controller-policy.json").read_text())
+    assert iam_policy.missing(actions, policy) == [], {a: sorted(actions[a]) for a in iam_policy.missing(actions, policy)}
