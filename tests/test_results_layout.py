@@ -39,6 +39,11 @@ def test_the_lookup_reads_a_run_laid_out_by_the_layout(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data))
     (L.run_dir(tmp_path, "r1") / "compile-cache").mkdir()
+    # An invalid result kept aside (issue 51) is in the run's quarantine folder, never read as a host or a result.
+    kept = Path(L.path_of(str(tmp_path), "r1", "quarantine", "h1"))
+    assert kept == L.run_dir(tmp_path, "r1") / "quarantine" / "h1"
+    kept.mkdir(parents=True)
+    (kept / "eagle3.json.20261206T114240Z").write_text(json.dumps(real))
     Path(L.path_of(str(tmp_path), "r1", "run.json")).write_text('{"hosts": ["h1"]}')
     run = read_run(L.run_dir(tmp_path, "r1"))
     assert set(run["hosts"]) == {"h1"} and run["run_json"]["data"] == {"hosts": ["h1"]}

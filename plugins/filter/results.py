@@ -42,6 +42,15 @@ def eagle3_result_problems(text: str | None, identity: dict[str, Any], item: dic
     return bench_state.result_problems(text, _expected(identity, item, config_sha256))
 
 
+def _judge(text: str | None, identity: dict[str, Any], item: dict[str, Any],
+           config_sha256: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """The state of one copy of a result (absent, valid, invalid) for bench_state.decide, and its problems."""
+    if text is None:
+        return "absent", []
+    problems = eagle3_result_problems(text, identity, item, config_sha256)
+    return ("invalid" if problems else "valid"), problems
+
+
 def eagle3_bench_pending(plan: list[dict[str, Any]], local_dir: str, identity: dict[str, Any]) -> dict[str, Any]:
     pending, quarantine = [], []
     for item in plan:
@@ -50,8 +59,7 @@ def eagle3_bench_pending(plan: list[dict[str, Any]], local_dir: str, identity: d
         if os.path.isfile(path):
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
-        problems = [] if text is None else eagle3_result_problems(text, identity, item)
-        state = "absent" if text is None else ("invalid" if problems else "valid")
+        state, problems = _judge(text, identity, item)
         decision = bench_state.decide("controller", {"file": state, "round": item["round"]})
         if decision["quarantine"]:
             quarantine.append({"name": item["result"], "reason": "; ".join(problems)})
@@ -66,8 +74,7 @@ def eagle3_bench_reconcile(pending: list[dict[str, Any]], probe: dict[str, Any],
     files = probe.get("files") or {}
     for item in pending:
         found = files.get(item["result"])
-        problems = [] if found is None else eagle3_result_problems(found["text"], identity, item, config_sha256)
-        state = "absent" if found is None else ("invalid" if problems else "valid")
+        state, problems = _judge(None if found is None else found["text"], identity, item, config_sha256)
         completions = os.path.isfile(os.path.join(local_dir, item["name"] + COMPLETIONS))
         decision = bench_state.decide("host", {"file": state, "round": item["round"], "completions": completions})
         if decision["quarantine"]:

@@ -29,7 +29,6 @@ PHASES = ("controller", "host")
 FILE_STATES = ("absent", "valid", "invalid")
 # The identity keys a result carries as --metadata (vllm_bench) and their names in the messages.
 IDENTITY = ("run_id", "host", "profile", "round", "config_sha256")
-QUARANTINE = "quarantine"
 
 
 def identity_problems(data: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
@@ -81,7 +80,3 @@ def decide(phase: str, state: Mapping[str, Any]) -> dict[str, Any]:
     adopt = file == "valid" and (int(state.get("round", 1)) > 1 or bool(state.get("completions")))
     return {"done": adopt, "quarantine": quarantine, "adopt": adopt, "run": not adopt}
 
-
-def quarantine_names(name: str, stamp: str) -> tuple[str, str]:
-    """The kept file's and its reason's names in a quarantine folder."""
-    return f"{name}.{stamp}", f"{name}.{stamp}.why.json"

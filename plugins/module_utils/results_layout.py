@@ -67,14 +67,16 @@ def classify(name: str) -> tuple[str, str | None, int]:
 def path_of(results_dir: str, run_id: str, what: str = "run", host: str = "", profile: str = "",
             round_no: int = 1) -> str:
     """The path of a part of a run, by name: run, run.json, verdict.json (any report file), serving.json,
-    .bench-window.lock, compile-cache (a profile's manifest), host, result (of a round), completions, manifest,
-    failure, timeline."""
+    .bench-window.lock, compile-cache (a profile's manifest), quarantine (a host's invalid results kept aside), host,
+    result (of a round), completions, manifest, failure, timeline."""
     if what == "run":
         return str(run_dir(results_dir, run_id))
     if what == RUN_FILE or what in REPORT_FILES or what in RUN_OWN:
         return str(run_dir(results_dir, run_id) / what)
     if what == "host":
         return str(host_dir(results_dir, run_id, host))
+    if what == "quarantine":
+        return str(run_dir(results_dir, run_id) / "quarantine" / host)
     if what == "compile-cache":
         return str(run_dir(results_dir, run_id) / "compile-cache" / f"{profile}.json")
     if what == "result":
