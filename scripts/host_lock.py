@@ -4,7 +4,7 @@
     scripts/host_lock.py resolve STACK --python PYTHON [--write] [-- PIP_ARGS...]
     scripts/host_lock.py verify MANIFEST [--write]
 
-STACK is neuron-X.Y.Z (a row of group_vars/all/neuron_releases.yml) or cpu (the rehearsal's eagle3_vllm_packages.cpu).
+STACK is neuron-X.Y.Z (a row of roles/settings/defaults/main/neuron_releases.yml) or cpu (the rehearsal's eagle3_vllm_packages.cpu).
 A lock pins every Python package of the host's venv for one stack and one Python: a pip constraints file
 roles/vllm_install/files/locks/STACK-pyX.Y.txt whose first line says what it is (plugins/filter/host_lock.py).
 
@@ -35,8 +35,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCKS = ROOT / "roles/vllm_install/files/locks"
-ROWS = ROOT / "group_vars/all/neuron_releases.yml"
-MAIN = ROOT / "group_vars/all/main.yml"
+ROWS = ROOT / "roles/settings/defaults/main/neuron_releases.yml"
+MAIN = ROOT / "roles/settings/defaults/main/settings.yml"
 sys.path.insert(0, str(ROOT / "plugins/filter"))
 from host_lock import LockError, eagle3_host_lock, eagle3_lock_constraints  # noqa: E402
 

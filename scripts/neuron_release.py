@@ -20,7 +20,7 @@ Values from elsewhere are overrides, each kept in the row with its source (`over
 islpy 2026.2.1 breaks neuronx-cc 2.27), the libtorch-neuronx-lite choice, a vllm-neuron version other than the
 manifest's. Every generated row says `verified: false`: nobody has run it on a trn2 yet (docs/aws.md, "A new Neuron
 release"). Without --write the row is printed; with --write it replaces (or adds) the release's row in
-group_vars/all/neuron_releases.yml, the other rows and the file's comments unchanged. The neuron scenario's fixture
+roles/settings/defaults/main/neuron_releases.yml, the other rows and the file's comments unchanged. The neuron scenario's fixture
 repositories are built from the rows (molecule/neuron/files/build_fixtures.py), so nothing else is edited by hand.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-ROWS = ROOT / "group_vars/all/neuron_releases.yml"
+ROWS = ROOT / "roles/settings/defaults/main/neuron_releases.yml"
 DEBS = ("aws-neuronx-dkms", "aws-neuronx-runtime-lib", "aws-neuronx-collectives", "aws-neuronx-tools")
 PIPS = ("vllm-neuron", "neuronx-cc", "nki")
 INSTANCE = "trn2"

@@ -12,6 +12,7 @@ def make_role(tmp_path: Path, defaults: str, specs: str) -> Path:
     role = tmp_path / "r"
     (role / "defaults").mkdir(parents=True)
     (role / "meta").mkdir()
+    (role / "tasks").mkdir()
     (role / "defaults" / "main.yml").write_text(defaults)
     (role / "meta" / "argument_specs.yml").write_text(specs)
     return role

@@ -7,7 +7,7 @@ from jinja2.nativetypes import NativeEnvironment
 
 from conftest import ROOT
 
-MAIN = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())
+MAIN = yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())
 
 
 @pytest.mark.parametrize(("accelerator", "enforced"), [("neuron", False), ("cpu", True)])

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT / "plugins/filter"))
 from host_lock import LockError, eagle3_host_lock, eagle3_lock_constraints, eagle3_lock_drift  # noqa: E402
 
 LOCKS = ROOT / "roles/vllm_install/files/locks"
-ROWS = yaml.safe_load((ROOT / "group_vars/all/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
-CPU = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())["eagle3_vllm_packages"]["cpu"]
+ROWS = yaml.safe_load((ROOT / "roles/settings/defaults/main/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
+CPU = yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_vllm_packages"]["cpu"]
 SCRIPT = ROOT / "scripts/host_lock.py"
 PLAYBOOK = ROOT / "tests/playbooks/vllm_install.yml"
 PY = "%d.%d" % sys.version_info[:2]

@@ -22,7 +22,7 @@ import build_fixtures  # noqa: E402
 import neuron_release  # noqa: E402
 
 EXCERPT = ROOT / "tests/fixtures/n2-manifest-2.32.0-excerpt.json"
-ROWS_FILE = ROOT / "group_vars/all/neuron_releases.yml"
+ROWS_FILE = ROOT / "roles/settings/defaults/main/neuron_releases.yml"
 ROWS = yaml.safe_load(ROWS_FILE.read_text())["eagle3_neuron_releases"]
 SCRIPT = ROOT / "scripts/neuron_release.py"
 

@@ -64,5 +64,5 @@ def test_the_shipped_inventory_needs_no_apt_key_fingerprint():
     assert specs["argument_specs"]["main"]["options"]["neuron_sdk_apt_key_fingerprint"]["default"] == NEURON_KEY
     assert NEURON_KEY.endswith("5749CAD8646D9185")          # the long id AWS's troubleshooting page shows
     for f in [*ROOT.glob("inventories/*/group_vars/**/*.yml"), *ROOT.glob("inventories/*/hosts.yml"),
-              *ROOT.glob("group_vars/all/*.yml")]:
+              *ROOT.glob("roles/settings/defaults/main/*.yml")]:
         assert "neuron_sdk_apt_key_fingerprint" not in (yaml.safe_load(f.read_text()) or {}), f

@@ -26,8 +26,8 @@ LAYOUTS = {
 }
 
 
-# The project's count for the instance type (group_vars/all/main.yml, eagle3_neuron_devices), as roles.yml passes it.
-DEVICES = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())["eagle3_neuron_devices"]["trn2.48xlarge"]
+# The project's count for the instance type (roles/settings/defaults/main/settings.yml, eagle3_neuron_devices), as roles.yml passes it.
+DEVICES = yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_neuron_devices"]["trn2.48xlarge"]
 
 
 def unit_file(text: str) -> dict[str, list[str]]:

@@ -48,40 +48,80 @@ all:
         vllm_hosts:
           hosts:
             layers-1: {}
-            layers-2: {eagle3_bench_num_prompts: 7}
+            layers-2: {}
 """
-# An ops team's trn2 inventory that sets one gate key and one server option: the rest stays the project's.
-GROUP_VARS = """---
+# An ops team's trn2 inventory that sets one gate key and one server option: the rest stays the project's. One value
+# per level (a setting and a role input an operator sets directly), and two set at two levels.
+LEVELS = {
+    "group_vars/all.yml": """---
+eagle3_bench_rounds: 3
+vllm_bench_timeout: 111
+eagle3_bench_temperature: 0.5
+""",
+    "group_vars/eagle3.yml": """---
 eagle3_accelerator: neuron
 eagle3_gates: {acceptance: {min_rate: 50}}
 eagle3_server_options: {enforce-eager: true, enable-prefix-caching: null}
 eagle3_bench_num_prompts: 10
 eagle3_bench_max_concurrency: 4
-"""
+eagle3_bench_output_len: 64
+vllm_bench_poll_window: 7
+eagle3_bench_temperature: 0.7
+""",
+    "host_vars/layers-2.yml": """---
+eagle3_bench_num_prompts: 7
+eagle3_bench_input_len: 256
+vllm_bench_poll_delay: 3
+""",
+}
 SHOW = ("{{ {'gates': bench_report_gates | eagle3.trn2.eagle3_gate_settings, 'options': vllm_service_options, "
-        "'max_model_len': vllm_bench_max_model_len, 'prompts': eagle3_bench_num_prompts, "
-        "'concurrency': eagle3_bench_max_concurrency, 'rate': eagle3_bench_temperature, "
+        "'max_model_len': vllm_bench_max_model_len, 'prompts': vllm_bench_num_prompts, 'rounds': vllm_bench_rounds, "
+        "'concurrency': vllm_bench_max_concurrency, 'rate': vllm_bench_temperature, 'output_len': vllm_bench_output_len, "
+        "'input_len': vllm_bench_input_len, 'timeout': vllm_bench_timeout, 'window': vllm_bench_poll_window, "
+        "'delay': vllm_bench_poll_delay, 'tokenizer': vllm_bench_tokenizer, "
         "'alert': monitoring_acceptance_threshold} | to_json }}")
+# The roles' defaults as a play sees them, none of their tasks run: the project's settings, then the roles that read
+# them (what each role receives).
+PLAY = """---
+- name: Resolve the layers
+  hosts: vllm_hosts
+  gather_facts: false
+  roles:
+    - role: eagle3.trn2.settings
+    - {role: eagle3.trn2.vllm_bench, when: false}
+    - {role: eagle3.trn2.vllm_service, when: false}
+    - {role: eagle3.trn2.bench_report, when: false}
+    - {role: eagle3.trn2.monitoring, when: false}
+  tasks:
+    - name: Show what the roles receive
+      ansible.builtin.debug:
+        msg: "SHOW"
+"""
 
 
 def resolved(tmp_path: Path, *extra: str) -> dict[str, dict]:
     inventory = tmp_path / "inventory"
     (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "host_vars").mkdir(parents=True)
     (inventory / "hosts.yml").write_text(INVENTORY)
-    (inventory / "group_vars" / "eagle3.yml").write_text(GROUP_VARS)
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible"), "all", "-i", str(inventory), "--playbook-dir",
-                           str(ROOT), "-c", "local", "-m", "ansible.builtin.debug", "-a", f"msg={SHOW}", *extra],
+    for name, text in LEVELS.items():
+        (inventory / name).write_text(text)
+    playbook = tmp_path / "layers.yml"
+    playbook.write_text(PLAY.replace("SHOW", SHOW.replace('"', '\\"')))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "-c", "local",
+                           str(playbook), *extra],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_CALLBACKS_ENABLED="ansible.posix.json",
                                    ANSIBLE_LOAD_CALLBACK_PLUGINS="1"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    hosts = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]
+    tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
+    hosts = next(t for t in tasks if t["task"]["name"] == "Show what the roles receive")["hosts"]
     return {host: json.loads(result["msg"]) for host, result in hosts.items()}
 
 
 def test_an_inventory_that_sets_one_key_keeps_the_projects_others_and_the_layers_rank_as_ansibles(tmp_path):
-    hosts = resolved(tmp_path, "-e", "eagle3_bench_max_concurrency=3")
-    one = hosts["layers-1"]
+    hosts = resolved(tmp_path, "-e", "eagle3_bench_max_concurrency=3", "-e", "vllm_bench_tokenizer=tok")
+    one, two = hosts["layers-1"], hosts["layers-2"]
     # the inventory's gate key, over the project's neuron defaults (parity 61, reference informational), over the
     # role's (speedup 1.0 enforced)
     assert one["gates"]["acceptance"]["min_rate"] == 50
@@ -93,7 +133,14 @@ def test_an_inventory_that_sets_one_key_keeps_the_projects_others_and_the_layers
     # the inventory's option added, the dropped one gone, the tutorial's others kept
     assert one["options"] == {"max-num-seqs": 2, "max-model-len": 2048, "enforce-eager": True}
     assert one["max_model_len"] in (2048, "2048")
-    # precedence: project group_vars/all < inventory group_vars < host_vars < -e
-    assert one["rate"] is None  # the project's, nobody set it
-    assert one["prompts"] == 10 and hosts["layers-2"]["prompts"] == 7
-    assert one["concurrency"] in (3, "3") and hosts["layers-2"]["concurrency"] in (3, "3")
+    # Each level over the project's defaults, a setting and a role input alike (issue 52, item 5):
+    # an inventory's group_vars/all,
+    assert one["rounds"] == 3 and one["timeout"] == 111
+    # one of its groups (and over group_vars/all),
+    assert one["output_len"] == 64 and one["window"] == 7 and float(one["rate"]) == 0.7
+    # host_vars (and over the groups),
+    assert two["input_len"] == 256 and two["delay"] == 3 and one["input_len"] == 512 and one["delay"] == 10
+    assert one["prompts"] == 10 and two["prompts"] == 7
+    # -e (over every other level).
+    assert one["concurrency"] in (3, "3") and two["concurrency"] in (3, "3")
+    assert one["tokenizer"] == two["tokenizer"] == "tok"

@@ -24,7 +24,7 @@ NAME = re.compile(r"^\s*(eagle3_[a-z0-9_]+):", re.M)
 
 
 def defined_names() -> set[str]:
-    files = [*ROOT.glob("group_vars/all/*.yml"), *ROOT.glob("inventories/*/group_vars/*.yml"),
+    files = [*ROOT.glob("roles/settings/defaults/main/*.yml"), *ROOT.glob("inventories/*/group_vars/*.yml"),
              *ROOT.glob("inventories/*/hosts.yml"), *ROOT.glob("molecule/*/inventory/**/*.yml")]
     return {m for f in files for m in NAME.findall(f.read_text())}
 
@@ -35,19 +35,16 @@ def test_the_schema_knows_every_name_the_project_defines_and_nothing_else_is_a_f
     assert set(S.settings()) - defined_names() <= {"eagle3_roll_batches"}  # -e only
 
 
-def test_docs_name_only_known_settings_and_every_setting_is_documented():
+def test_docs_name_only_known_settings():
     docs = (ROOT / "docs/settings.md").read_text()
     named = set(re.findall(r"`(eagle3_[a-z0-9_]+)`", docs))
     assert named - set(S.settings()) - set(S.facts()) == set()
-    # "The schema" holds one row per setting and role input, as the schema gives it
-    assert "\n".join(S.doc_rows()) + "\n" in docs, "docs/settings.md's schema table differs from S.doc_rows()"
 
 
-def test_the_committed_defaults_that_are_not_templates_are_valid():
-    values = {}
-    for f in ROOT.glob("group_vars/all/main.yml"):
-        values.update(yaml.safe_load(f.read_text()))
-    plain = {k: v for k, v in values.items() if "{{" not in str(v)}
+def test_every_default_the_schema_gives_that_is_not_a_template_is_valid():
+    # settings and the role inputs an operator sets directly alike: the generated defaults are these values
+    plain = {k: v["default"] for k, v in S.schema()["properties"].items() if "default" in v and "{{" not in str(v["default"])}
+    assert len(plain) > 100
     assert S.settings_problems(plain) == []
 
 
@@ -187,14 +184,16 @@ def test_the_command_line_names_given_as_text():
 
 
 # --- Where a role input comes from (the refusals name it: playbooks/tasks/refuse.yml) ---------------------------------
-def test_every_role_input_the_project_maps_has_its_settings():
+def test_every_role_input_the_project_makes_has_its_settings():
     sources = S.input_sources()
-    assert list(sources) == list(yaml.safe_load((ROOT / "group_vars/all/roles.yml").read_text()))  # every one, in order
+    fed = {i: name for name, node in S.schema()["properties"].items() for i in node.get("inputs", [])}
+    assert {i: found for i, found in sources.items() if i in fed} == {i: [name] for i, name in fed.items()}
     assert sources["vllm_service_port"] == ["eagle3_port"]
     assert sources["vllm_bench_dataset_path"] == ["eagle3_dataset_path"]
-    # a mapping value's settings from every part, each once, in the order the value names them
-    assert sources["bench_report_band_key"][:3] == ["eagle3_target_model", "eagle3_model_source", "eagle3_rehearsal_pair"]
-    assert len(set(sources["bench_report_band_key"])) == len(sources["bench_report_band_key"])
+    assert sources["bench_report_band_key"] == ["eagle3_band_key"]
+    # an input a role computes in its own defaults: the settings its value names, each once, in that order
+    assert sources["vllm_service_options"] == ["eagle3_server_options_defaults", "eagle3_server_options"]
+    assert sources["model_assets_hf_token"] == ["eagle3_hf_token", "eagle3_model_source"]
 
 
 def test_a_refusal_names_the_settings_behind_the_inputs_it_names_as_whole_tokens():
@@ -203,91 +202,11 @@ def test_a_refusal_names_the_settings_behind_the_inputs_it_names_as_whole_tokens
     # vllm_bench_dataset_path contains vllm_bench_dataset: only the whole token counts
     assert S.refusal_sources("vllm_bench_dataset_path must be an absolute path") == [
         "vllm_bench_dataset_path is set from eagle3_dataset_path"]
-    # in roles.yml's order, whatever the refusal's
-    assert S.refusal_sources("vllm_bench_max_concurrency (4) exceeds vllm_bench_num_prompts (1)") == [
-        "vllm_bench_num_prompts is set from eagle3_bench_num_prompts",
-        "vllm_bench_max_concurrency is set from eagle3_bench_max_concurrency"]
+    found = S.refusal_sources("vllm_bench_max_concurrency (4) exceeds vllm_bench_num_prompts (1)")
+    assert sorted(found) == ["vllm_bench_max_concurrency is set from eagle3_bench_max_concurrency",
+                             "vllm_bench_num_prompts is set from eagle3_bench_num_prompts"]
     assert S.refusal_sources("eagle3_port must be a TCP port") == []  # a setting is not a role input
     assert S.refusal_sources("") == []
-
-
-# --- The schema, the roles' argument_specs and their defaults agree (issue 34, "Done when") ---------------------------
-# Each role input is described twice: by its role's meta/argument_specs.yml (what ansible's validate_argument_spec
-# checks when the role runs) and by the schema (what the preflight checks before any host is contacted): for a role
-# input the schema describes, and for one group_vars/all/roles.yml maps straight from an eagle3_* setting, the two
-# must take the same kinds of value and the same choices, and the role's own default must be a value the schema
-# accepts (a role run alone with its defaults would otherwise do what the preflight refuses).
-SPEC_KINDS = {"int": {"integer"}, "float": {"number", "integer"}, "bool": {"boolean"}, "str": {"string"},
-              "path": {"string"}, "list": {"array"}, "dict": {"object"}}
-MAPPED = re.compile(r"^([a-z][a-z0-9_]*): \"\{\{ (?:eagle3_[a-z0-9_]+_defaults \| eagle3\.trn2\.eagle3_merged\()?"
-                    r"(eagle3_[a-z0-9_]+)\)?(?: \| (?:int|bool|float))? \}\}\"$", re.M)
-
-
-@lru_cache(maxsize=1)
-def role_options() -> dict[str, dict]:
-    out = {}
-    for spec in ROOT.glob("roles/*/meta/argument_specs.yml"):
-        out.update(yaml.safe_load(spec.read_text())["argument_specs"]["main"].get("options") or {})
-    return out
-
-
-@lru_cache(maxsize=1)
-def role_defaults() -> dict:
-    out = {}
-    for f in ROOT.glob("roles/*/defaults/main.yml"):
-        out.update(yaml.safe_load(f.read_text()) or {})
-    return out
-
-
-def schema_kinds(node: dict) -> set[str]:
-    node = S._resolve(node)
-    if "enum" in node:
-        return {{str: "string", bool: "boolean", int: "integer", float: "number"}[type(v)] for v in node["enum"]}
-    if "const" in node:
-        return {"string"} if isinstance(node["const"], str) else {"other"}
-    kinds = set(node["type"] if isinstance(node.get("type"), list) else [node["type"]]) if "type" in node else set()
-    for alternative in node.get("anyOf", []):
-        kinds |= schema_kinds(alternative)
-    return kinds - {"null"}
-
-
-def pairs() -> list[tuple[str, str]]:
-    """(role input, schema name): every role input the schema describes, and every one mapped straight from a setting."""
-    mapped = MAPPED.findall((ROOT / "group_vars/all/roles.yml").read_text())
-    return sorted({(n, n) for n in S.role_inputs()} | set(mapped))
-
-
-def test_every_direct_mapping_and_role_input_is_paired_with_a_role_option():
-    options = role_options()
-    found = pairs()
-    assert len(found) > 60, found  # the regex still reads roles.yml
-    assert [role for role, _ in found if role not in options] == []
-
-
-@pytest.mark.parametrize(("role_input", "name"), pairs())
-def test_the_schema_and_the_argument_spec_take_the_same_kind_of_value(role_input, name):
-    option = role_options()[role_input]
-    node = S.schema()["properties"][name]
-    if option.get("type", "str") == "raw":
-        return
-    want = SPEC_KINDS[option.get("type", "str")]
-    got = schema_kinds(node)
-    assert got and got <= want | ({"integer"} if "number" in want else set()), (role_input, option.get("type"), name, got)
-    resolved = S._resolve(node)
-    if "choices" in option or "enum" in resolved:
-        assert sorted(map(str, option.get("choices", []))) == sorted(map(str, resolved.get("enum", []))), \
-            (role_input, option.get("choices"), name, resolved.get("enum"))
-    if option.get("type") == "list" and "elements" in option and isinstance(resolved.get("items"), dict):
-        items = schema_kinds(resolved["items"])
-        assert items and items <= SPEC_KINDS[option["elements"]], (role_input, option["elements"], name, items)
-
-
-@pytest.mark.parametrize(("role_input", "name"), pairs())
-def test_a_roles_own_default_is_a_value_the_schema_accepts(role_input, name):
-    default = role_defaults()[role_input]
-    if "{{" in str(default):
-        return
-    assert S.settings_problems({name: default}) == [], (role_input, default)
 
 
 # --- Rules that span settings (item 4) --------------------------------------------------------------------------------
@@ -342,7 +261,7 @@ def _tagged(value):
 @pytest.mark.parametrize("name", sorted(S.schema()["properties"]))
 def test_tagged_values_get_the_verdict_of_their_plain_selves(name):
     values = [5, "x", True, [], {}, ["a\nb"], {"k": "v"}, -1, 10 ** 9, 0.5]
-    defaults = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())
+    defaults = yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())
     if name in defaults and "{{" not in str(defaults[name]):
         values.append(defaults[name])
     assert type(_tagged("x")).__name__ == "_AnsibleTaggedStr" and type(_tagged({})).__name__ == "_AnsibleTaggedDict"

@@ -33,10 +33,11 @@ def benchmark_play() -> dict:
 
 
 def project_wait() -> int:
-    """eagle3_compile_cache_wait as the project sets it (group_vars/all/main.yml; roles.yml maps it to the role)."""
-    roles = yaml.safe_load((ROOT / "group_vars/all/roles.yml").read_text())
+    """eagle3_compile_cache_wait as the project sets it (roles/settings/defaults/main/settings.yml; the role's default
+    is the setting)."""
+    roles = yaml.safe_load((ROOT / "roles/compile_cache/defaults/main.yml").read_text())
     assert roles["compile_cache_wait"] == "{{ eagle3_compile_cache_wait }}"
-    return int(yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())["eagle3_compile_cache_wait"])
+    return int(yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_compile_cache_wait"])
 
 
 def fleet(tmp_path: Path, play: dict, limit: int, wait: int) -> tuple[dict[str, dict], str]:

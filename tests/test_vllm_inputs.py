@@ -14,8 +14,8 @@ LISTS = ROOT / "roles" / "vllm_service" / "files" / "serve_options"
 KNOWN = {path.stem: yaml.safe_load(path.read_text()) for path in LISTS.glob("*.yml")}
 RESERVED = {"port": "vllm_service_port", "host": "vllm_service_host", "tensor-parallel-size": "vllm_service_tensor_parallel_size",
             "speculative-config": "vllm_service_profiles"}
-PROJECT = yaml.safe_load((ROOT / "group_vars/all/main.yml").read_text())
-RELEASES = yaml.safe_load((ROOT / "group_vars/all/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
+PROJECT = yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())
+RELEASES = yaml.safe_load((ROOT / "roles/settings/defaults/main/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
 REHEARSAL = yaml.safe_load((ROOT / "inventories/rehearsal/group_vars/eagle3/main.yml").read_text())
 
 

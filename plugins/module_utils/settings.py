@@ -22,9 +22,9 @@ from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _sche
 from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
 
 SCHEMA = Path(__file__).with_name("settings_schema.yml")
-# The one place the project's settings become the roles' inputs (Ansible loads it as the project's group_vars/all; in
-# an installed collection it sits at the same place beside plugins/).
-ROLE_INPUTS = Path(__file__).resolve().parents[2] / "group_vars" / "all" / "roles.yml"
+# The roles' own defaults: an input a setting does not feed unchanged is computed there from settings (in an installed
+# collection they sit at the same place beside plugins/).
+ROLES = Path(__file__).resolve().parents[2] / "roles"
 SETTING = re.compile(r"eagle3_[a-z0-9_]+")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -62,10 +62,19 @@ def role_inputs() -> list[str]:
 
 @lru_cache(maxsize=1)
 def input_sources() -> dict[str, list[str]]:
-    """Each role input group_vars/all/roles.yml sets, in its order, with the eagle3_* settings its value is made from
-    (each once, in the order the value names them; a mapping value's settings from all of its parts)."""
-    mapping = yaml.safe_load(ROLE_INPUTS.read_text()) or {}
-    return {str(name): list(dict.fromkeys(SETTING.findall(str(value)))) for name, value in mapping.items()}
+    """Each role input the project's settings make, with the eagle3_* settings its value is made from: the inputs a
+    setting feeds unchanged (its `inputs:` in the schema), then the inputs a role computes from settings in its own
+    defaults (each setting once, in the order the value names them)."""
+    out: dict[str, list[str]] = {}
+    for name, node in schema()["properties"].items():
+        for role_input in node.get("inputs", []):
+            out[role_input] = [name]
+    for path in sorted(ROLES.glob("*/defaults/main.yml")):
+        for name, value in (yaml.safe_load(path.read_text()) or {}).items():
+            found = [n for n in dict.fromkeys(SETTING.findall(str(value))) if n in schema()["properties"]]
+            if found and name not in out:
+                out[str(name)] = found
+    return out
 
 
 def refusal_sources(reason: str) -> list[str]:

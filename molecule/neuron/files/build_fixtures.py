@@ -50,11 +50,11 @@ WHEELS = {"vllm-neuron": ["0.1.0", "0.24.0.1.1.0+e8242a9", "0.29.0.1.2.0+3c5e7a9
 # NCC_ISMP902, third-party reports); the release row's constraints pin it.
 REQUIRES = {"vllm-neuron": ["libtorch-neuronx-lite", 'six>=1.16.0; python_version > "3.11"'],
             "neuronx-cc": ["islpy"]}
-# Every release row (group_vars/all/neuron_releases.yml, written by scripts/neuron_release.py) gets its packages in
+# Every release row (roles/settings/defaults/main/neuron_releases.yml, written by scripts/neuron_release.py) gets its packages in
 # the fixture repositories too, so a new row needs no edit here: a deb version the tables above lack gets a FIXTURE
 # suffix of the same shape (9 hex digits), a Neuron wheel a FIXTURE local label (8 hex digits); PyPI packages
 # (islpy) have none. Derived from the name and version, so the repositories are the same on every build.
-ROWS = Path(__file__).resolve().parents[3] / "group_vars/all/neuron_releases.yml"
+ROWS = Path(__file__).resolve().parents[3] / "roles/settings/defaults/main/neuron_releases.yml"
 NEURON_WHEELS = ("vllm-neuron", "neuronx-cc", "nki", "libtorch-neuronx-lite")
 
 

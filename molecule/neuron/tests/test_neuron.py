@@ -43,7 +43,7 @@ def play(*extra: str, playbook: str = "playbooks/host.yml", token: str | None = 
 
 
 def releases(**rows: dict) -> str:
-    base = yaml.safe_load((ROOT / "group_vars/all/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
+    base = yaml.safe_load((ROOT / "roles/settings/defaults/main/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
     return json.dumps({"eagle3_neuron_releases": dict(base, **rows)})
 
 
