@@ -1,4 +1,4 @@
-"""Project defaults in group_vars/all that depend on the accelerator."""
+"""Project defaults (roles/settings) that depend on the accelerator."""
 from __future__ import annotations
 
 import pytest

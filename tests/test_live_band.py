@@ -253,7 +253,7 @@ def record(tmp_path: Path, port: int, band_file: Path, **extra: object) -> tuple
 
 
 def resolved_alert_bands(tmp_path: Path, port: int) -> list[dict]:
-    """monitoring_acceptance_bands as group_vars/all/roles.yml gives it to the role on the monitor host, from the
+    """monitoring_acceptance_bands as the monitoring role's default makes it to the role on the monitor host, from the
     inventory's band file, with the fleet serving eagle3."""
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible"), "live-monitor-1", "-i",
                            str(inventory(tmp_path, port)), "--playbook-dir",

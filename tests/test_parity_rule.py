@@ -22,7 +22,7 @@ from conftest import RUNS
 
 H = "rehearsal-1"
 REHEARSAL = {"reference": {"enforce": False, "tolerance": 0.30}}
-NEURON = dict(REHEARSAL, parity={"min_match_rate": 61})  # group_vars/all/main.yml on neuron
+NEURON = dict(REHEARSAL, parity={"min_match_rate": 61})  # the project's defaults on neuron
 CPU = REHEARSAL  # the default: min_match_rate 100
 REFERENCE = json.loads((RUNS.parent / "references/rehearsal-fixture-pair.json").read_text())
 PROMPTS = [COUNTING_PROMPT] + vllm_test_prompts(100)

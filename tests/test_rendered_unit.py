@@ -26,7 +26,7 @@ LAYOUTS = {
 }
 
 
-# The project's count for the instance type (roles/settings/defaults/main/settings.yml, eagle3_neuron_devices), as roles.yml passes it.
+# The project's count for the instance type (roles/settings/defaults/main/settings.yml, eagle3_neuron_devices), as the role's default takes it.
 DEVICES = yaml.safe_load((ROOT / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_neuron_devices"]["trn2.48xlarge"]
 
 

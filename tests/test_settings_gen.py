@@ -7,6 +7,7 @@ setting, and `ansible-doc -t role` and docs/settings.md describe it. The checkou
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,3 +120,45 @@ def test_ansible_doc_and_the_settings_doc_describe_it(copy):
     docs = (copy / "docs/settings.md").read_text()
     row = next(line for line in docs.splitlines() if line.startswith("| `eagle3_demo_count` |"))
     assert "`3`" in row and "a demo count 1..9" in row and "How many demo lines" in row and "`bench_report_demo_count`" in row
+
+
+def _single_input_rules() -> set[tuple[str, str]]:
+    """(role, input) of each preflight rule whose condition reads one input the schema describes and nothing else of
+    the role (no other input, no internal variable)."""
+    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+
+    def rules(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key.endswith("_rules") and isinstance(value, list):
+                    yield from (r for r in value if isinstance(r, dict) and "ok" in r)
+                else:
+                    yield from rules(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from rules(item)
+
+    found = set()
+    for path in sorted(ROOT.glob("roles/*/tasks/preflight.yml")):
+        role = path.parts[-3]
+        described = S.role_input_entries(role)
+        for rule in rules(yaml.safe_load(path.read_text())):
+            names = set(re.findall(rf"\b(?:__)?{role}_[a-z0-9_]+\b", str(rule["ok"])))
+            if len(names) == 1 and next(iter(names)) in described:
+                found.add((role, next(iter(names))))
+    return found
+
+
+def test_a_rule_of_one_input_stays_in_a_role_only_for_a_reason_the_schema_cannot_hold():
+    docs = (ROOT / "docs/how-it-works.md").read_text().split("## Each value is checked once", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| ([a-z_0-9]+) \| ([a-z_0-9]+) \| [^|]+\|$", docs, re.M)) - {("role", "input")}
+    assert listed and _single_input_rules() == listed
+
+
+def test_the_project_preflight_repeats_no_choice_of_the_schema():
+    # the project's own rules: a choice the schema makes (an enum) is not asked again of the same setting
+    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    text = (ROOT / "playbooks/preflight.yml").read_text()
+    enums = [name for name, node in S.schema()["properties"].items() if "enum" in node]
+    repeated = [name for name in enums if re.search(rf"\b{name} in \[", text)]
+    assert repeated == []

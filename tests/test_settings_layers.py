@@ -1,6 +1,6 @@
 """Settings layers (issue 36, item 6): an operator's mapping settings merge over the project's instead of replacing
 them, and the precedence of the layers is Ansible's own. Asserted on what Ansible itself resolves (an ad-hoc run with
-the project's group_vars/all, an inventory's group_vars and host_vars, and -e), and on the merge filter over generated
+the project's defaults (roles/settings), an inventory's group_vars/all, its groups, host_vars and -e), and on the merge filter over generated
 mappings."""
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Two local hosts run the benchmark flow of tests/playbooks/tasks/stragglers.yml: per profile, in order, the vllm_bench
 role's real compile-cache steps, a start, the canary's real publish. The play's keywords (strategy, serial, ...) are
-copied from playbooks/benchmark.yml, and the compile-cache wait is the project's default (group_vars/all), so the
+copied from playbooks/benchmark.yml, and the compile-cache wait is the project's default (roles/settings), so the
 flow runs as the benchmark play would. Host a (the canary, the first host as in playbooks/benchmark.yml) lags at its
 baseline start, host b at its EAGLE3 start, each lagging step lasting until the other host has reached its own:
 

@@ -14,7 +14,7 @@ DOCUMENTATION = r"""
       preflight and the roles that write secrets (model_assets, vllm_service; their entry points run alone too) show;
       empty for no names. Names only, never values.
     - C(refusal_sources) takes a refusal's text and gives, for each role input it names (a whole token), the line
-      "<input> is set from <eagle3_* settings>", as group_vars/all/roles.yml makes that input (input_sources of
+      "<input> is set from <eagle3_* settings>", as the schema's inputs and the roles' defaults make that input (input_sources of
       plugins/module_utils/settings.py), so the refusal names the settings an operator changes.
       playbooks/tasks/refuse.yml adds them to every refusal.
 """

@@ -3,7 +3,7 @@
 Ansible replaces a variable set at a higher precedence whole: an inventory's `eagle3_gates: {acceptance: {min_rate:
 50}}` used to drop the project's accelerator-dependent gate settings (on trn2 the reference gate, informational there
 by design, was enforced again). The project's values live in `<name>_defaults` and the operator's in `<name>`;
-group_vars/all/roles.yml merges them with this filter:
+the consuming role's defaults merge them with this filter:
 - mappings merge recursively, key by key; any other value of the operator's replaces the project's;
 - a key the operator sets to null drops the project's key (eagle3_server_options: {enable-prefix-caching: null}
   passes no prefix-caching option at all);

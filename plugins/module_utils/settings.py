@@ -240,3 +240,37 @@ def doc_rows() -> list[str]:
         text = (str(expect) + (" (secret)" if node.get("x-secret") else "")).replace("|", "\\|")
         rows.append(f"| `{name}` | {text} |")
     return rows
+
+
+@lru_cache(maxsize=None)
+def role_input_entries(role: str) -> dict[str, str]:
+    """Each input of `role` the schema describes -> the schema entry that describes it: the setting that feeds it
+    unchanged (`inputs:`), or the input's own entry (an input an operator sets directly)."""
+    out = {}
+    for name, node in schema()["properties"].items():
+        for role_input in node.get("inputs", []):
+            if role_input.startswith(role + "_"):
+                out[role_input] = name
+        if name.startswith(role + "_"):
+            out[name] = name
+    return out
+
+
+def input_problems(values: Mapping[str, Any], templated: Iterable[str] = ()) -> list[str]:
+    """Refusals of role inputs (name -> resolved value) by the schema entries that describe them, each naming the input.
+    A value a template made is converted once by the declared type, as the settings' check does."""
+    full = _effective(values.get("eagle3_environment_allow_loader") is True)
+    templated, out = set(templated), []
+    entries = {}
+    for name in values:
+        role = next((r for r in (name.rsplit("_", k)[0] for k in range(1, name.count("_") + 1))
+                     if name in role_input_entries(r)), None)
+        if role:
+            entries[name] = role_input_entries(role)[name]
+    for name in sorted(entries):
+        node = full["properties"][entries[name]]
+        value = _schema.plain(values[name])
+        if name in templated:
+            value = convert(value, node)
+        out.extend(_schema.problems(value, node, name, full["$defs"]))
+    return out

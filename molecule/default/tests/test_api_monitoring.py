@@ -152,7 +152,7 @@ def test_the_alert_fires_below_the_thirty_percent_floor_after_its_for_duration_a
 
 
 def test_with_a_live_band_the_alert_fires_below_the_band_and_per_position_and_the_floor_holds_the_rest(tmp_path):
-    """The role's template rendered with a live band for eagle3-k3 (as group_vars/all/roles.yml maps one) and the
+    """The role's template rendered with a live band for eagle3-k3 (as the monitoring role's default makes one) and the
     scenario's own window and for, checked and tested by the monitor host's promtool: a host above the floor but below
     the band fires with threshold band, its fallen position fires EAGLE3PositionAcceptanceLow, a host of another
     profile is held to the floor."""

@@ -234,7 +234,7 @@ def test_greedy_completions_are_unchanged_by_eagle3():
     spec = json.loads((RESULTS / "eagle3.completions.json").read_text())
     assert base["completions"] and all(base["completions"])
     assert spec["completions"] == base["completions"]
-    # The rehearsal's prompt set: the counting prompt, then 2 of vLLM's spec-decode test prompts (group_vars/all/roles.yml),
+    # The rehearsal's prompt set: the counting prompt, then 2 of vLLM's spec-decode test prompts (vllm_bench's defaults),
     # all sent in one module call; the CPU rule is exact (the parity gate's min_match_rate 100).
     assert base["prompts"][0] == "Count from 1 to 10, separated by commas." and len(base["prompts"]) == 3
     assert all(p.startswith("please ") for p in base["prompts"][1:]) and spec["prompts"] == base["prompts"]
@@ -262,7 +262,7 @@ def test_report_files_and_verdict():
     assert verdict["ok"] is True, verdict
     checked = {(g["gate"], g["profile"]) for g in json.loads((RUN_DIR / "summary.json").read_text())["gates"]}
     assert {("acceptance", "eagle3"), ("speedup", "eagle3"), ("parity", "eagle3"), ("acceptance_band", "eagle3")} <= checked
-    # the run's key reached the report from the settings (group_vars/all/roles.yml): the agreeing pair has no band,
+    # the run's key reached the report from the settings (eagle3_band_key): the agreeing pair has no band,
     # and the reference (measured with the agreeing pair) is compared, not skipped for other models
     gates = json.loads((RUN_DIR / "summary.json").read_text())["gates"]
     band = [g for g in gates if g["gate"] == "acceptance_band"]
