@@ -127,7 +127,7 @@ CASES = [
     ("ssh-port-default", "ansible_port=22", ["ansible_port must be set per podman host reached over SSH", "not 22"]),
     ("capacity-id", {**EC2, "provision_ec2_capacity_reservation_id": "block-1"},
      ["provision_ec2_capacity_reservation_id must be empty or a capacity reservation id cr-..."]),
-    ("cache-device", {**NEURON, "vllm_service_cache_device": "nvme1n1"}, ["vllm_service_cache_device must be auto, none or a device /dev/..."]),
+    ("cache-device", {**NEURON, "vllm_service_cache_device": "nvme1n1"}, ["vllm_service_cache_device must be auto, empty (no cache disk) or a device /dev/..."]),
     # Issue 11 item 9: what the engine would reject or silently change.
     # A string, a nesting or nothing where a list of integers 1..8 is expected.
     ("k-text", "eagle3_num_speculative_tokens=2,x", ["eagle3_num_speculative_tokens[1] must be an integer"]),

@@ -253,18 +253,23 @@ def record(tmp_path: Path, port: int, band_file: Path, **extra: object) -> tuple
 
 
 def resolved_alert_bands(tmp_path: Path, port: int) -> list[dict]:
-    """monitoring_acceptance_bands as the monitoring role's default makes it to the role on the monitor host, from the
-    inventory's band file, with the fleet serving eagle3."""
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible"), "live-monitor-1", "-i",
-                           str(inventory(tmp_path, port)), "--playbook-dir",
-                           str(ROOT), "-m", "ansible.builtin.debug", "-a",
-                           "msg={{ monitoring_acceptance_bands | to_json }}", "-e",
+    """monitoring_acceptance_bands as the monitoring role's default makes it on the monitor host (the role loaded, none
+    of its tasks run), from the inventory's band file, with the fleet serving eagle3."""
+    book = tmp_path / "alert-bands.yml"
+    book.write_text(yaml.safe_dump([{
+        "name": "The monitoring role's alert bands", "hosts": "live-monitor-1", "gather_facts": False,
+        "roles": [{"role": "eagle3.trn2.settings"}, {"role": "eagle3.trn2.monitoring", "when": False}],
+        "tasks": [{"name": "Show the alert bands",
+                   "ansible.builtin.debug": {"msg": "{{ monitoring_acceptance_bands | to_json }}"}}]}]))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory(tmp_path, port)),
+                           str(book), "-e",
                            json.dumps({"eagle3_rehearsal_pair": "trained", "monitoring_targets": targets("eagle3")})],
                           capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL,
                           env=dict(env(), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
                                    ANSIBLE_CALLBACKS_ENABLED="ansible.posix.json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["live-monitor-1"]
+    tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
+    result = next(t for t in tasks if t["task"]["name"] == "Show the alert bands")["hosts"]["live-monitor-1"]
     return json.loads(result["msg"])
 
 

@@ -201,6 +201,10 @@ def test_the_fixture_prompts_are_the_roles_prompt_set():
     """The derived runs hold the prompts the role sends on neuron: its defaults, the counting prompt first."""
     import yaml
     defaults = yaml.safe_load((Path(__file__).resolve().parents[1] / "roles/vllm_bench/defaults/main.yml").read_text())
+    import jinja2
+    # the role's defaults as they resolve on neuron (they read eagle3_accelerator)
+    on_neuron = {k: jinja2.Environment().from_string(str(v)).render(eagle3_accelerator="neuron")
+                 for k, v in defaults.items() if k in ("vllm_bench_generated_prompts", "vllm_bench_prompt_max_tokens")}
     assert defaults["vllm_bench_prompts"] == [COUNTING_PROMPT]
-    assert (defaults["vllm_bench_generated_prompts"], defaults["vllm_bench_prompt_max_tokens"]) == (100, 10)
-    assert defaults["vllm_bench_prompts"] + vllm_test_prompts(defaults["vllm_bench_generated_prompts"]) == PROMPTS
+    assert (on_neuron["vllm_bench_generated_prompts"], on_neuron["vllm_bench_prompt_max_tokens"]) == ("100", "10")
+    assert defaults["vllm_bench_prompts"] + vllm_test_prompts(100) == PROMPTS

@@ -203,9 +203,10 @@ def test_bad_settings_are_refused_by_name_before_the_export(tmp_path):
                        eagle3_results_s3_endpoint_url="http://user:pw@127.0.0.1:9")
     out = " ".join(json.dumps(doc).split())
     assert proc.returncode != 0
-    for message in ["results_export_s3_bucket (eagle3_results_s3_bucket) must be empty (no upload) or an S3 bucket name",
-                    "results_export_s3_prefix (eagle3_results_s3_prefix) must be empty or",
-                    "results_export_s3_endpoint_url (eagle3_results_s3_endpoint_url) must be empty (AWS) or an http(s) URL"]:
+    # the role run alone names its own inputs (the schema's entries of the settings that feed them)
+    for message in ["results_export_s3_bucket must be empty (none) or an S3 bucket name",
+                    "results_export_s3_prefix must be empty or",
+                    "results_export_s3_endpoint_url must be empty (AWS's endpoint) or an http(s) URL without credentials"]:
         assert message in out
     assert "user:pw" not in proc.stdout + proc.stderr  # a URL with credentials in it is refused without being shown
     assert (run / "verdict.json").exists()  # bench_report ran; the export was refused before anything was read
@@ -222,6 +223,6 @@ def test_the_site_preflight_refuses_a_bad_bucket_before_any_change(tmp_path):
     out = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0
     # the settings schema's refusal (plugins/module_utils/settings_schema.yml), before the role's own rule
-    assert ('Refused before any change: eagle3_results_s3_bucket must be empty (none) or an S3 bucket name '
-            '(got "Results_Bucket")') in out
+    assert ('Refused before any change: eagle3_results_s3_bucket must be empty (none) or an S3 bucket name: 3-63 '
+            'characters of a-z, 0-9, "." and "-", a letter or digit at both ends, no ".." (got "Results_Bucket")') in out
     assert not (tmp_path / "results").exists()

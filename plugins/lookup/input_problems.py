@@ -34,6 +34,7 @@ _raw:
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import input_problems, role_input_entries
 
 
@@ -50,4 +51,4 @@ class LookupModule(LookupBase):
             values[name] = self._templar.template(raw)
             if isinstance(raw, str) and self._templar.is_template(raw):
                 templated.add(name)
-        return input_problems(values, templated)
+        return input_problems(values, templated, eagle3_cli_text_names())

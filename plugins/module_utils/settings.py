@@ -256,11 +256,12 @@ def role_input_entries(role: str) -> dict[str, str]:
     return out
 
 
-def input_problems(values: Mapping[str, Any], templated: Iterable[str] = ()) -> list[str]:
+def input_problems(values: Mapping[str, Any], templated: Iterable[str] = (), as_text: Iterable[str] = ()) -> list[str]:
     """Refusals of role inputs (name -> resolved value) by the schema entries that describe them, each naming the input.
-    A value a template made is converted once by the declared type, as the settings' check does."""
+    A value given as text (-e key=value) or made by a template is converted once by the declared type, as the
+    settings' check does."""
     full = _effective(values.get("eagle3_environment_allow_loader") is True)
-    templated, out = set(templated), []
+    templated, out = set(templated) | set(as_text), []
     entries = {}
     for name in values:
         role = next((r for r in (name.rsplit("_", k)[0] for k in range(1, name.count("_") + 1))
