@@ -2,11 +2,14 @@
 """The controller's least-privilege IAM policy (issue 54) against the AWS operations a run really makes.
 
     scripts/iam_policy.py check LOG... [--policy iam/controller-policy.json]
+    scripts/iam_policy.py moto [--policy iam/controller-policy.json] [--without ACTION]...
 
 LOG: lines "<service> <Operation> <program>" as molecule ec2's recorder writes them
 (molecule/ec2/files/aws_calls/sitecustomize.py wraps botocore's BaseClient._make_api_call in every Ansible process).
 Each operation becomes the IAM action that authorises it (service:Operation, but for the few S3 operations IAM names
 otherwise, ACTION_OF); every action must be allowed by a statement of the policy. Prints what is missing; exit 1 then.
+
+moto: the policy as moto can enforce it (as_moto_enforces), the one molecule ec2's controller user holds.
 """
 from __future__ import annotations
 
@@ -65,13 +68,42 @@ def missing(actions: dict[str, set[str]] | set[str], policy: dict) -> list[str]:
     return sorted(a for a in actions if not any(fnmatch.fnmatchcase(a.lower(), p) for p in patterns))
 
 
+def as_moto_enforces(policy: dict, without: tuple[str, ...] = ()) -> dict:
+    """The policy for molecule ec2's IAM user under moto's enforcement (moto 5.2.5, moto/iam/access_control.py):
+    the same statements, actions and conditions, but a statement of a service other than S3 gets the Resource "*".
+    moto authorizes an EC2 or SSM request against the resource "*" (moto/core/responses.py call_action: only IAM,
+    STS and SQS name the request's resource), so a statement naming an ARN (the DLAMI's SSM parameter) never matches
+    there and would refuse what AWS allows; S3 requests are matched against the bucket's and object's ARN, as on AWS.
+    Conditions stay: moto gives an identity policy's condition no request values, and a condition without values is
+    met (moto/iam/policy_conditions.py), so they are not evaluated (docs/testing.md). `without`: actions left out (a
+    statement left with none is dropped), to show that moto refuses them."""
+    drop = {a.lower() for a in without}
+    statements = []
+    for statement in policy["Statement"]:
+        statement = json.loads(json.dumps(statement))
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        statement["Action"] = [a for a in actions if a.lower() not in drop]
+        if not statement["Action"]:
+            continue
+        if not all(a.lower().startswith("s3:") for a in statement["Action"]):
+            statement["Resource"] = "*"
+        statements.append(statement)
+    return {**policy, "Statement": statements}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="the recorded operations against the policy")
     check.add_argument("logs", nargs="+", type=Path)
     check.add_argument("--policy", type=Path, default=POLICY)
+    moto = sub.add_parser("moto", help="the policy as moto enforces it (molecule ec2's controller user)")
+    moto.add_argument("--policy", type=Path, default=POLICY)
+    moto.add_argument("--without", action="append", default=[], metavar="ACTION", help="an action to leave out")
     args = parser.parse_args(argv)
+    if args.command == "moto":
+        print(json.dumps(as_moto_enforces(json.loads(args.policy.read_text()), tuple(args.without)), indent=2))
+        return 0
     actions = recorded_actions([line for log in args.logs for line in log.read_text().splitlines()])
     lacking = missing(actions, json.loads(args.policy.read_text()))
     for action in lacking:

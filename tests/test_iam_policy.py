@@ -13,8 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import boto3
 import botocore.session
 import pytest
+from ansible_collections.amazon.aws.plugins.module_utils.ec2 import AnsibleEC2Error, describe_instance_status
+from moto import mock_aws
+from moto.core import set_initial_no_auth_action_count
 
 import iam_policy
 
@@ -77,3 +81,58 @@ def test_destructive_actions_are_limited_to_the_projects_tagged_resources(action
 
 def test_docs_show_the_policy_file_as_it_is():
     assert "```json\n" + (ROOT / "iam/controller-policy.json").read_text() + "```" in (ROOT / "docs/aws.md").read_text()
+
+
+# Under moto's IAM enforcement (molecule ec2 runs as a user holding the policy as_moto_enforces makes of it).
+
+def test_moto_gets_the_policys_actions_and_conditions_and_resources_it_can_match():
+    enforced = iam_policy.as_moto_enforces(POLICY)
+    assert [(s["Sid"], s["Action"], s.get("Condition")) for s in enforced["Statement"]] == [
+        (s["Sid"], s["Action"], s.get("Condition")) for s in POLICY["Statement"]]
+    for mine, theirs in zip(POLICY["Statement"], enforced["Statement"]):
+        s3 = mine["Action"][0].startswith("s3:")
+        assert theirs["Resource"] == (mine["Resource"] if s3 else "*"), mine["Sid"]  # moto matches EC2, SSM on "*"
+    assert iam_policy.missing(iam_policy.recorded_actions(RECORDED.read_text().splitlines()), enforced) == []
+    less = iam_policy.as_moto_enforces(POLICY, ("ec2:DescribeInstanceStatus", "ssm:GetParameter"))
+    assert iam_policy.allowed_patterns(less) == [a for a in iam_policy.allowed_patterns(POLICY)
+                                                 if a not in ("ec2:describeinstancestatus", "ssm:getparameter")]
+    assert "SsmTheDlamiParameter" not in [s["Sid"] for s in less["Statement"]]   # a statement left empty is dropped
+
+
+# moto authenticates nothing for this many requests, then every one (moto's docs, "IAM-like Access Control"): the
+# launch below and, for each of two users, create_user, create_policy, attach_user_policy, create_access_key.
+SET_UP_REQUESTS = 9
+
+
+@set_initial_no_auth_action_count(SET_UP_REQUESTS)
+def test_under_moto_enforcement_the_status_check_after_a_launch_needs_its_action(monkeypatch):
+    """The call amazon.aws's ec2_instance makes right after RunInstances (module_utils/ec2.py describe_instance_status,
+    as the provision role's launch makes it) passes for a user holding the policy and fails, naming the action, for a
+    user holding it without ec2:DescribeInstanceStatus (the action docs/aws.md's hand list missed)."""
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    region = {"region_name": "us-east-2"}
+    with mock_aws():
+        boot = {**region, "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        iam, ec2 = boto3.client("iam", **boot), boto3.client("ec2", **boot)
+        launched = ec2.run_instances(ImageId="ami-12c6146b", InstanceType="trn2.48xlarge", MinCount=1, MaxCount=1)
+        instance = launched["Instances"][0]["InstanceId"]
+        clients = {}
+        for user, without in (("holds-the-policy", ()), ("lacks-one-action", ("ec2:DescribeInstanceStatus",))):
+            iam.create_user(UserName=user)
+            document = json.dumps(iam_policy.as_moto_enforces(POLICY, without))
+            arn = iam.create_policy(PolicyName=user, PolicyDocument=document)["Policy"]["Arn"]
+            iam.attach_user_policy(UserName=user, PolicyArn=arn)
+            key = iam.create_access_key(UserName=user)["AccessKey"]
+            clients[user] = boto3.client("ec2", **region, aws_access_key_id=key["AccessKeyId"],
+                                         aws_secret_access_key=key["SecretAccessKey"])
+
+        with pytest.raises(Exception, match="AuthFailure"):
+            ec2.describe_instances()                        # enforced from here on: the set-up's key names no user
+        status = describe_instance_status(clients["holds-the-policy"], InstanceIds=[instance], IncludeAllInstances=True)
+        assert [s["InstanceId"] for s in status] == [instance]
+        with pytest.raises(AnsibleEC2Error) as refused:
+            describe_instance_status(clients["lacks-one-action"], InstanceIds=[instance], IncludeAllInstances=True)
+    said = str(refused.value)
+    assert "An error occurred (AccessDenied) when calling the DescribeInstanceStatus operation" in said, said
+    assert "user/lacks-one-action is not authorized to perform: ec2:DescribeInstanceStatus" in said, said

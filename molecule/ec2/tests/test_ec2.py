@@ -10,11 +10,15 @@ from pathlib import Path
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 ROOT = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
 EPHEMERAL = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"])
 ENDPOINT = f"http://127.0.0.1:{os.environ['EAGLE3_MOTO_PORT']}"
-EC2 = boto3.client("ec2", region_name="us-east-2", endpoint_url=ENDPOINT)
+# The verifier's own view of the account: the set-up's admin user (create.yml). The playbook runs below run as
+# Ansible's runs do, with molecule.yml's AWS_PROFILE: eagle3-controller, holding only iam/controller-policy.json.
+ADMIN = boto3.Session(profile_name="eagle3-test-admin", region_name="us-east-2")
+EC2 = ADMIN.client("ec2", endpoint_url=ENDPOINT)
 FLEET = {"Name": "tag:Fleet", "Values": ["molecule"]}
 RUNNING = {"Name": "instance-state-name", "Values": ["pending", "running"]}
 BIN = Path(sys.executable).parent
@@ -37,6 +41,17 @@ def flat(proc: subprocess.CompletedProcess) -> str:
 
 def recap(proc: subprocess.CompletedProcess) -> str:
     return proc.stdout.split("PLAY RECAP")[-1]
+
+
+def test_ansible_ran_as_the_controller_user_under_iam_enforcement():
+    # converge and idempotence passed as eagle3-controller; moto refuses what its policy lacks and unknown keys.
+    controller = boto3.Session(profile_name=os.environ["AWS_PROFILE"], region_name="us-east-2")
+    assert controller.client("sts", endpoint_url=ENDPOINT).get_caller_identity()["Arn"].endswith(":user/eagle3-controller")
+    with pytest.raises(ClientError, match=r"AccessDenied.*not authorized to perform: ec2:CreateKeyPair"):
+        controller.client("ec2", endpoint_url=ENDPOINT).create_key_pair(KeyName="not-in-the-policy")
+    with pytest.raises(ClientError, match="AuthFailure"):
+        boto3.client("ec2", region_name="us-east-2", endpoint_url=ENDPOINT, aws_access_key_id="testing",
+                     aws_secret_access_key="testing").describe_key_pairs()
 
 
 def test_fleet_of_two_trn2_with_tags():
@@ -83,7 +98,7 @@ def dlamis() -> dict[str, str]:
 
 
 def test_ami_is_the_dlami_of_the_runs_release_not_the_ssm_parameters_newest():
-    ssm = boto3.client("ssm", region_name="us-east-2", endpoint_url=ENDPOINT)
+    ssm = ADMIN.client("ssm", endpoint_url=ENDPOINT)
     newest = ssm.get_parameter(Name="/eagle3-test/neuron-dlami/image_id")["Parameter"]["Value"]
     released = dlamis()
     assert newest == released["2.33.0"]
@@ -117,7 +132,7 @@ def test_region_without_trn2_is_refused_before_any_change():
     proc = playbook("playbooks/provision.yml", "-e", "provision_ec2_region=eu-west-1")
     assert proc.returncode != 0
     assert "provision_ec2_region eu-west-1 does not offer trn2.48xlarge" in flat(proc)
-    west = boto3.client("ec2", region_name="eu-west-1", endpoint_url=ENDPOINT)
+    west = ADMIN.client("ec2", region_name="eu-west-1", endpoint_url=ENDPOINT)
     assert west.describe_instances(Filters=[FLEET])["Reservations"] == []
     assert EC2.describe_security_groups()["SecurityGroups"] == before
 
