@@ -33,7 +33,7 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import fleet_wide, role_inputs, settings_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import role_inputs, settings_problems
 
 
 class LookupModule(LookupBase):
@@ -41,9 +41,6 @@ class LookupModule(LookupBase):
         variables = variables or {}
         inputs, groups = set(role_inputs()), variables.get("groups", {})
         names = [name for name in variables.keys() if name.startswith("eagle3_") or name in inputs]
-        if variables.get("inventory_hostname") not in groups.get("controller", []):
-            # built from every host's variables: checked once, by the controller (per host it is quadratic in the fleet)
-            names = [name for name in names if name not in fleet_wide()]
         values, unresolved, templated, as_text = {}, {}, set(), set(eagle3_cli_text_names())
         for name in names:
             raw = variables[name]

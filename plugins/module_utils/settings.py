@@ -84,11 +84,6 @@ def refusal_sources(reason: str) -> list[str]:
     return [f"{name} is set from {', '.join(found)}" for name, found in input_sources().items() if name in named]
 
 
-def fleet_wide() -> set[str]:
-    """Settings built from every host's variables (x-fleet): checked once, on the controller."""
-    return {name for name, node in schema()["properties"].items() if node.get("x-fleet")}
-
-
 def facts() -> list[str]:
     return list(schema()["x-facts"])
 
