@@ -175,6 +175,19 @@ def test_loader_variables_need_the_opt_in():
     env = {"vllm_service_environment": {"LD_PRELOAD": "/x.so"}}
     assert S.settings_problems(env)
     assert S.settings_problems({**env, "eagle3_environment_allow_loader": True}) == []
+    # a role's own check of its inputs (eagle3.trn2.input_problems) takes the same opt-in
+    entries = S.role_input_entries("vllm_service")
+    assert S.input_problems(env, entries)[0].startswith("vllm_service_environment")
+    assert S.input_problems(env, entries, allow_loader=True) == []
+
+
+def test_a_role_input_is_checked_by_the_entry_that_describes_it_and_named_by_itself():
+    entries = S.role_input_entries("vllm_bench")
+    assert entries["vllm_bench_port"] == "eagle3_port" and entries["vllm_bench_prompts"] == "vllm_bench_prompts"
+    assert S.input_problems({"vllm_bench_port": 80}, entries) == ["vllm_bench_port must be a TCP port 1024..65535 (got 80)"]
+    assert S.input_problems({"vllm_bench_port": "8000"}, entries)  # a YAML string is not a port
+    assert S.input_problems({"vllm_bench_port": "8000"}, entries, converted=["vllm_bench_port"]) == []  # -e text
+    assert S.input_problems({"vllm_bench_unknown": 1, "eagle3_port": 80}, entries) == []  # not this role's inputs
 
 
 def test_the_command_line_names_given_as_text():

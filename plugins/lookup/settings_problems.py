@@ -33,7 +33,7 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import role_inputs, settings_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import resolve, role_inputs, settings_problems
 
 
 class LookupModule(LookupBase):
@@ -41,16 +41,7 @@ class LookupModule(LookupBase):
         variables = variables or {}
         inputs, groups = set(role_inputs()), variables.get("groups", {})
         names = [name for name in variables.keys() if name.startswith("eagle3_") or name in inputs]
-        values, unresolved, templated, as_text = {}, {}, set(), set(eagle3_cli_text_names())
-        for name in names:
-            raw = variables[name]
-            try:
-                values[name] = self._templar.template(raw)
-            except Exception as exc:  # a template failing because of another setting is that setting's refusal
-                unresolved[name] = " ".join(str(exc).split())[:300]
-                continue
-            if isinstance(raw, str) and self._templar.is_template(raw):
-                templated.add(name)
+        values, unresolved, templated = resolve(self._templar, variables, names)
         allowed = values.get("eagle3_settings_allow", [])
         fleet = len(groups.get("vllm_hosts", []))
-        return settings_problems(values, as_text, allowed, unresolved, templated, fleet)
+        return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet)

@@ -251,22 +251,36 @@ def role_input_entries(role: str) -> dict[str, str]:
     return out
 
 
-def input_problems(values: Mapping[str, Any], templated: Iterable[str] = (), as_text: Iterable[str] = ()) -> list[str]:
-    """Refusals of role inputs (name -> resolved value) by the schema entries that describe them, each naming the input.
-    A value given as text (-e key=value) or made by a template is converted once by the declared type, as the
-    settings' check does."""
-    full = _effective(values.get("eagle3_environment_allow_loader") is True)
-    templated, out = set(templated) | set(as_text), []
-    entries = {}
-    for name in values:
-        role = next((r for r in (name.rsplit("_", k)[0] for k in range(1, name.count("_") + 1))
-                     if name in role_input_entries(r)), None)
-        if role:
-            entries[name] = role_input_entries(role)[name]
-    for name in sorted(entries):
+def input_problems(values: Mapping[str, Any], entries: Mapping[str, str], converted: Iterable[str] = (),
+                   allow_loader: bool = False) -> list[str]:
+    """Refusals of role inputs (name -> resolved value) by the schema entries that describe them (`entries`, as
+    role_input_entries gives them), each naming the input. A value in `converted` (given as text with -e key=value, or
+    made by a template) is converted once by the declared type, as the settings' check does; `allow_loader` is
+    eagle3_environment_allow_loader's value."""
+    full = _effective(allow_loader is True)
+    converted, out = set(converted), []
+    for name in sorted(set(values) & set(entries)):
         node = full["properties"][entries[name]]
         value = _schema.plain(values[name])
-        if name in templated:
+        if name in converted:
             value = convert(value, node)
         out.extend(_schema.problems(value, node, name, full["$defs"]))
     return out
+
+
+def resolve(templar: Any, variables: Mapping[str, Any], names: Iterable[str]) -> tuple[dict, dict, set]:
+    """(values, unresolved, templated) of `names` as a task sees them: each resolved on its own with the task's
+    templar; a template that fails is kept in `unresolved` (name -> why, one line) for the rule that knows what it
+    means; `templated` names the values a template made. The one resolver of both lookups (settings_problems,
+    input_problems)."""
+    values, unresolved, templated = {}, {}, set()
+    for name in names:
+        raw = variables[name]
+        try:
+            values[name] = templar.template(raw)
+        except Exception as exc:  # a template failing because of another setting is that setting's refusal
+            unresolved[name] = " ".join(str(exc).split())[:300]
+            continue
+        if isinstance(raw, str) and templar.is_template(raw):
+            templated.add(name)
+    return values, unresolved, templated
