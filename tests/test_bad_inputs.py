@@ -104,7 +104,7 @@ CASES = [
     ("profile-names-repeated", {"eagle3_profiles": [{"name": "baseline"}, {"name": "baseline"}]},
      ["vllm_service_profiles names must be unique"]),
     ("profile-name-unsafe", {"eagle3_profiles": [{"name": "baseline"}, {"name": "Eagle 3"}]},
-     ["vllm_service_profiles names", "lowercase letters, digits and dashes"]),
+     ["eagle3_profiles[1].name must be 1-40 lowercase letters, digits and dashes (it names a systemd unit) (got \"Eagle 3\")"]),
     ("sdk-without-row", {**NEURON, "eagle3_neuron_sdk_version": "2.31.0"},
      ["neuron_sdk_version (eagle3_neuron_sdk_version) 2.31.0", "no row", "2.32.0, 2.33.0"]),
     ("sdk-key-unpinned", {**NEURON, "neuron_sdk_apt_key_fingerprint": "abc"}, ["neuron_sdk_apt_key_fingerprint must be the 40 hex digits (upper case) of the Neuron apt key"]),

@@ -5,6 +5,7 @@ import pytest
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_table
 from ansible_collections.eagle3.trn2.plugins.filter.profiles import eagle3_profile_files, eagle3_profiles
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings_problems
 
 
 def test_one_k_is_the_tutorials_plain_run():
@@ -21,9 +22,15 @@ def test_several_k_expand_into_a_sweep():
 
 
 @pytest.mark.parametrize("bad", [[], [0], [9], [3, 3], ["3"], [True], "", "2,x", "3,3", "12"])
-def test_bad_k_is_refused_by_name(bad):
-    with pytest.raises(ValueError, match="eagle3_num_speculative_tokens: "):
-        eagle3_profiles(bad, "d")
+def test_bad_k_is_refused_once_by_the_schema_naming_the_setting(bad):
+    # The filter judges nothing (each value is checked once): the schema refuses the setting, and the profiles made
+    # from it are not refused a second time.
+    made = eagle3_profiles(bad, "d")
+    found = settings_problems({"eagle3_num_speculative_tokens": bad, "eagle3_profiles": made},
+                              as_text=["eagle3_num_speculative_tokens"] if isinstance(bad, str) else [],
+                              templated=["eagle3_profiles"])
+    assert found and all(p.startswith("eagle3_num_speculative_tokens must be one or more distinct integers 1..8")
+                         or p.startswith("eagle3_num_speculative_tokens[") for p in found), found
 
 
 @pytest.mark.parametrize(("given", "names"), [("3", ["baseline", "eagle3"]),

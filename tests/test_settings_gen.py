@@ -161,4 +161,119 @@ def test_the_project_preflight_repeats_no_choice_of_the_schema():
     text = (ROOT / "playbooks/preflight.yml").read_text()
     enums = [name for name, node in S.schema()["properties"].items() if "enum" in node]
     repeated = [name for name in enums if re.search(rf"\b{name} in \[", text)]
-    assert repeated == []
+    assert repeated == [], "\n".join(map(str, repeated))
+
+
+def _judgements(node, defs, seen=()):
+    """The ranges, patterns and choices a schema entry makes, anywhere inside it (items, properties, $refs)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if ref and ref not in seen:
+            yield from _judgements(defs[ref.rsplit("/", 1)[1]], defs, (*seen, ref))
+        if "minimum" in node and "maximum" in node:
+            yield ("range", node["minimum"], node["maximum"])
+        if "pattern" in node:
+            yield ("pattern", node["pattern"])
+        if "enum" in node:
+            yield ("enum", tuple(node["enum"]))
+        for value in node.values():
+            yield from _judgements(value, defs, seen)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _judgements(value, defs, seen)
+
+
+def _repeats(text: str, judgement: tuple) -> bool:
+    if judgement[0] == "range":
+        low, high = judgement[1], judgement[2]
+        return bool(re.search(rf"\b{low}\s*\.\.\s*{high}\b|between {low} and {high}\b|'ge', {low}\b.*'le', {high}\b"
+                              rf"|>= {low}\b.*<= {high}\b", text, re.S))
+    if judgement[0] == "pattern":
+        return judgement[1].strip("^$") in text
+    return bool(judgement[1]) and all(f"'{choice}'" in text for choice in judgement[1]) and " in [" in text
+
+
+def test_no_rule_of_the_schema_is_repeated_in_a_preflight_a_filter_or_a_playbook():
+    """Each value is checked once: a preflight rule (a role's or the project's) that reads an input the schema
+    describes does not make the schema's range, pattern or choice again; a filter or lookup judges no setting."""
+    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    schema = S.schema()
+    repeated = []
+    files = sorted(ROOT.glob("roles/*/tasks/preflight.yml")) + [ROOT / "playbooks/preflight.yml"]
+    for path in files:
+        role = path.parts[-3] if path.parts[-2] == "tasks" else None
+        entries = {**(S.role_input_entries(role) if role else {}), **{n: n for n in schema["properties"]}}
+        for rule in re.split(r"\n\s*- ok:", path.read_text())[1:]:
+            for name in set(re.findall(r"\b(?:eagle3|[a-z0-9]+_[a-z0-9]+)_[a-z0-9_]+\b", rule)) & set(entries):
+                node = schema["properties"].get(entries[name], {})
+                repeated += [(path.name, name, j) for j in _judgements(node, schema["$defs"]) if _repeats(rule, j)]
+    settings = "|".join(sorted(schema["properties"]))
+    for path in sorted(ROOT.glob("plugins/filter/*.py")) + sorted(ROOT.glob("plugins/lookup/*.py")):
+        repeated += [(path.name, line.strip(), "judges a setting") for line in path.read_text().splitlines()
+                     if "raise" in line and re.search(rf"Error\(f?[\"']({settings}):", line)]
+    assert repeated == [], "\n".join(map(str, repeated))
+
+
+def test_the_repeat_finder_finds_a_repeat():
+    # the two rules issue 52 removed, as they were: a k range and a unit-name pattern
+    k = ("range", 1, 8)
+    assert _repeats("ok: ... reject('ge', 1) | list ... reject('le', 8) ...", k)
+    assert _repeats("msg: num_speculative_tokens must be between 1 and 8", k)
+    assert _repeats("match('^[a-z0-9][a-z0-9-]{0,39}$')", ("pattern", "[a-z0-9][a-z0-9-]{0,39}"))
+    assert not _repeats("vllm_service_limit_nofile | int >= 65535", k)
+
+
+_CONDITIONS = {"when", "that", "failed_when", "changed_when", "until"}
+
+
+def _variables_read(text: str) -> set[str]:
+    """The variables a Jinja text reads (filters and tests are names of plugins, not variables: any is accepted)."""
+    import jinja2
+    from jinja2 import meta
+
+    class _Any(dict):
+        def __contains__(self, _):
+            return True
+
+        def get(self, *_):
+            return lambda *a, **k: None
+
+    env = jinja2.Environment(extensions=["jinja2.ext.do", "jinja2.ext.loopcontrols"])
+    env.filters = env.tests = _Any()
+    return meta.find_undeclared_variables(env.parse(text))
+
+
+def _jinja_of(node, key=None):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _jinja_of(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _jinja_of(v, key)
+    elif isinstance(node, str) and (key in _CONDITIONS or "{{" in node or "{%" in node):
+        yield node if "{{" in node or "{%" in node else "{{ %s }}" % node
+
+
+def _reads_of(path) -> set[str]:
+    if path.suffix in (".yml", ".yaml") and path.parts[-2] in ("tasks", "handlers", "vars"):
+        texts = list(_jinja_of(yaml.safe_load(path.read_text())))
+    else:
+        texts = [path.read_text()]
+    return set().union(*map(_variables_read, texts)) if texts else set()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_no_role_task_or_template_reads_a_project_setting():
+    """A role reads its own inputs only: the settings reach it through its defaults (generated from `inputs:`), so a
+    role run alone is described by its own argument_specs and the project's names stay out of its tasks. The
+    collection's own eagle3.trn2.eagle3_* filters and lookups are plugin names, not variables."""
+    files = [p for sub in ("tasks", "handlers", "vars", "templates") for p in sorted(ROOT.glob(f"roles/*/{sub}/*"))
+             if p.parts[-3] != "settings" and p.is_file()]
+    assert len(files) > 100
+    reads = {str(p.relative_to(ROOT)): sorted(n for n in _reads_of(p) if n.startswith("eagle3_")) for p in files}
+    assert {path: names for path, names in reads.items() if names} == {}
+    # the reader sees reads: a role's own inputs in the unit template, a setting in a condition and in a filter's argument
+    assert {"vllm_service_venv", "item"} <= _reads_of(ROOT / "roles/vllm_service/templates/vllm.service.j2")
+    assert _variables_read("{{ eagle3_port is defined }}") == {"eagle3_port"}
+    assert "eagle3_x" in set().union(*map(_variables_read, _jinja_of(
+        {"when": "a | eagle3.trn2.eagle3_profiles(eagle3_x)"})))

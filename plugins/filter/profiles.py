@@ -9,6 +9,8 @@ import copy
 from pathlib import Path
 from typing import Any, Iterable
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import convert, schema
+
 DOCUMENTATION = r"""
   name: profiles
   short_description: EAGLE3 server profiles and the names of their units and config files
@@ -56,17 +58,12 @@ def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
     One k gives the profile name "<method>" (the tutorial's plain run); several give
     "<method>-k<k>" each (a sweep).
     """
-    if isinstance(ks, str):  # -e eagle3_num_speculative_tokens=3 or =2,3,4
-        ks = [int(k) if k.strip().isdigit() else k.strip() for k in ks.split(",")]
-    values = [ks] if isinstance(ks, int) else list(ks)
-    if not values:
-        raise ValueError("eagle3_num_speculative_tokens: expected one or more integers 1..8, got none")
-    if len(set(map(str, values))) != len(values):
-        raise ValueError(f"eagle3_num_speculative_tokens: values must be distinct, got {values}")
+    # -e eagle3_num_speculative_tokens=2,3,4 passes a text: converted as the schema converts it. The values are
+    # judged by the schema only (plugins/module_utils/settings_schema.yml: the setting, and each profile made here).
+    ks = convert(ks, schema()["properties"]["eagle3_num_speculative_tokens"])
+    values = ks if isinstance(ks, list) else [ks]
     profiles: list[dict[str, Any]] = [{"name": baseline}]
     for k in values:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 8:
-            raise ValueError(f"eagle3_num_speculative_tokens: expected integers 1..8, got {k!r}")
         name = method if len(values) == 1 else f"{method}-k{k}"
         profiles.append({
             "name": name,
