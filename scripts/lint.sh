@@ -10,7 +10,6 @@ eagle3_log "ansible-lint (production profile)"
 ansible-lint --offline -q
 eagle3_log "generated from the settings schema; argument_specs == defaults"
 python scripts/settings_gen.py --check
-python scripts/check_argspecs.py roles
 eagle3_log "syntax check"
 ansible-playbook --syntax-check site.yml eagle3.trn2.site eagle3.trn2.teardown >/dev/null
 eagle3_log "static checks passed"

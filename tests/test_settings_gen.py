@@ -277,3 +277,31 @@ def test_no_role_task_or_template_reads_a_project_setting():
     assert _variables_read("{{ eagle3_port is defined }}") == {"eagle3_port"}
     assert "eagle3_x" in set().union(*map(_variables_read, _jinja_of(
         {"when": "a | eagle3.trn2.eagle3_profiles(eagle3_x)"})))
+
+
+SPEC = ("argument_specs:\n  main: &spec\n    options:\n      r_a: {type: int, default: 1, description: a}\n"
+        "  preflight: *spec\n")
+
+
+@pytest.mark.parametrize(("defaults", "specs", "problem"), [
+    ("r_a: 1\n", SPEC, None),
+    ("r_a: 1\nr_b: 2\n", SPEC, "r: r_b is in defaults/main.yml but not in argument_specs"),
+    ("", SPEC, "r: r_a is in argument_specs but not in defaults/main.yml"),
+    ("r_a: 1\n", SPEC.replace("description: a", "description: ''"), "r: r_a has no description"),
+    ("r_a: 1\n", SPEC.replace("  preflight: *spec\n", ""), "r: the preflight entry point must share the main spec (preflight: *spec)"),
+    ("r_a: 1\n", SPEC + "  shared:\n    short_description: s\n    options:\n      r_a: {type: int, default: 2, description: a}\n",
+     "r: entry point shared option r_a differs from the main spec's"),
+])
+def test_what_the_generator_cannot_write_is_named(tmp_path, defaults, specs, problem):
+    from settings_gen import spec_problems
+    role = tmp_path / "r"
+    for sub in ("defaults", "meta", "tasks"):
+        (role / sub).mkdir(parents=True)
+    (role / "defaults" / "main.yml").write_text(defaults)
+    (role / "meta" / "argument_specs.yml").write_text(specs)
+    assert spec_problems(role) == ([problem] if problem else [])
+
+
+def test_every_entry_of_the_schema_has_its_description():
+    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    assert [name for name, node in S.schema()["properties"].items() if not str(node.get("description", "")).strip()] == []
