@@ -280,3 +280,24 @@ def test_tagged_values_get_the_verdict_of_their_plain_selves(name):
     assert type(_tagged("x")).__name__ == "_AnsibleTaggedStr" and type(_tagged({})).__name__ == "_AnsibleTaggedDict"
     for value in values:
         assert S.settings_problems({name: _tagged(value)}) == S.settings_problems({name: value}), (name, value)
+
+
+SERVING = {"eagle3_accelerator": "neuron", "eagle3_instance_type": "trn2.48xlarge", "eagle3_provider": "ec2",
+           "eagle3_neuron_cores": {"trn2.48xlarge": 64}, "eagle3_neuron_devices": {"trn2.48xlarge": 16},
+           "eagle3_serve": "best", "eagle3_profiles": [{"name": "baseline"}, {"name": "eagle3"}],
+           "eagle3_serve_api_key": "k" * 16, "eagle3_serve_bind_address": "0.0.0.0", "eagle3_bind_address": "127.0.0.1",
+           "eagle3_model_source": "hub"}
+
+
+@pytest.mark.parametrize(("change", "refusal"), [
+    ({}, None),
+    ({"eagle3_instance_type": "c7i.48xlarge"}, "eagle3_instance_type c7i.48xlarge has no Neuron devices the project knows of"),
+    ({"eagle3_serve": "eagle3-k9"}, "eagle3_serve must be none, best or one of the run's profiles baseline, eagle3"),
+    ({"eagle3_serve_api_key": ""}, "eagle3_serve best needs an API key"),
+    ({"eagle3_serve": "none", "eagle3_serve_api_key": ""}, None),
+    ({"eagle3_provider": "podman"}, "eagle3_serve_bind_address must be 127.0.0.1 on podman hosts"),
+    ({"eagle3_accelerator": "cpu"}, "eagle3_model_source must be rehearsal with accelerator cpu"),
+])
+def test_the_rules_between_settings_name_what_to_change(change, refusal):
+    found = S.meaning_problems({**SERVING, **change}, 1)
+    assert (found[0].startswith(refusal) and len(found) <= 2) if refusal else found == []

@@ -144,12 +144,34 @@ def serial_batch(batch: Any, fleet: int) -> int:
 
 
 def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
-    """The rules that span settings (issue 34, item 4), on values the schema already accepted:
+    """The rules that span settings (issue 34, item 4), on values the schema already accepted, for each host as its
+    values resolve there:
+    - on neuron the instance type is one whose NeuronCores and devices the project knows;
+    - eagle3_serve is none, best or one of the run's profiles, and serving needs an API key;
+    - podman hosts share the machine's network: they serve on loopback only;
+    - the CPU build serves only the rehearsal's generated models;
     - the first roll batch is the canary: smaller than the fleet when the fleet has more than one host;
     - a benchmark whose estimated length (rounds x profiles x prompts x output tokens at the accelerator's stated rate per
       concurrent request) exceeds eagle3_bench_max_hours is refused unless eagle3_bench_long_confirmed is true.
     """
-    out = []
+    out, get = [], values.get
+    accelerator, instance, serve = get("eagle3_accelerator"), get("eagle3_instance_type"), get("eagle3_serve")
+    for table, what in (("eagle3_neuron_cores", "Neuron devices"), ("eagle3_neuron_devices", "Neuron device count")):
+        if accelerator == "neuron" and isinstance(get(table), Mapping) and instance not in get(table):
+            out.append(f"eagle3_instance_type {instance} has no {what} the project knows of ({table} lists "
+                       f"{', '.join(get(table))}); accelerator neuron needs one.")
+    names = [p.get("name") for p in get("eagle3_profiles") or [] if isinstance(p, Mapping)]
+    if isinstance(serve, str) and names and serve not in ["none", "best", *names]:
+        out.append(f"eagle3_serve must be none, best or one of the run's profiles {', '.join(names)} (got \"{serve}\").")
+    if serve not in (None, "none") and not get("eagle3_serve_api_key"):
+        out.append(f"eagle3_serve {serve} needs an API key: set eagle3_serve_api_key from the EAGLE3_API_KEY environment "
+                   "variable or an Ansible Vault file (-e @vault.yml).")
+    if get("eagle3_provider") == "podman" and get("eagle3_serve_bind_address") not in ("127.0.0.1", get("eagle3_bind_address")):
+        out.append("eagle3_serve_bind_address must be 127.0.0.1 on podman hosts: they share this machine's network, and "
+                   f"the rehearsal serves on loopback only (got \"{get('eagle3_serve_bind_address')}\").")
+    if accelerator == "cpu" and get("eagle3_model_source", "rehearsal") != "rehearsal":
+        out.append("eagle3_model_source must be rehearsal with accelerator cpu; the CPU build serves only the tiny generated "
+                   f"models (got \"{get('eagle3_model_source')}\").")
     batches = values.get("eagle3_roll_batches")
     if isinstance(batches, list) and batches and fleet > 1 and serial_batch(batches[0], fleet) >= fleet:
         out.append(f"eagle3_roll_batches' first batch {_schema.shown(batches[0])} takes all {fleet} hosts of the fleet: "
@@ -284,3 +306,27 @@ def resolve(templar: Any, variables: Mapping[str, Any], names: Iterable[str]) ->
         if isinstance(raw, str) and templar.is_template(raw):
             templated.add(name)
     return values, unresolved, templated
+
+
+# One host's benchmark units and its serving unit never run together: they may share a port (the serving port's default
+# is eagle3_port). Any other two services on one network may not.
+SHARED_PORTS = frozenset({"eagle3_port", "eagle3_serve_port"})
+LOOPBACK = "this machine"
+
+
+def port_problems(hosts: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Every port two services would take on one network (issue 53), over the hosts as each resolved its own values:
+    `hosts` is name -> {"network": where its ports live (LOOPBACK for podman hosts and loopback addresses: they share
+    the machine's network, the controller's included), "ports": {setting or ansible_port: port}}."""
+    taken: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    for host, record in sorted(hosts.items()):
+        for what, port in sorted((record.get("ports") or {}).items()):
+            if isinstance(port, int) and not isinstance(port, bool):
+                taken.setdefault((str(record.get("network", host)), port), []).append((host, what))
+    out = []
+    for (network, port), users in sorted(taken.items()):
+        if len(users) > 1 and not (len({host for host, _ in users}) == 1 and {what for _, what in users} <= SHARED_PORTS):
+            where = "this machine's network, which the podman hosts share" if network == LOOPBACK else f"host {network}"
+            out.append(f"port {port} is taken twice on {where}: " + ", ".join(f"{what} of {host}" for host, what in users)
+                       + "; give each service its own port.")
+    return out

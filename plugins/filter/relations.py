@@ -1,0 +1,26 @@
+"""Relations between the hosts of one inventory, checked before any change (issue 53)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import port_problems
+
+DOCUMENTATION = r"""
+  name: relations
+  short_description: Refusals of what one inventory's hosts would collide on
+  description:
+    - C(eagle3_port_problems) takes host name -> {network, ports} (each host's ports as they resolved for it, the
+      network they live on) and refuses every port two services would take on one network.
+"""
+
+
+def eagle3_port_problems(hosts: Any) -> list[str]:
+    """port_problems (plugins/module_utils/settings.py) as a filter."""
+    return port_problems(hosts if isinstance(hosts, dict) else {})
+
+
+class FilterModule:
+    """Ansible entry point."""
+
+    def filters(self) -> dict[str, Any]:
+        return {"eagle3_port_problems": eagle3_port_problems}
