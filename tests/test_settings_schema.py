@@ -90,7 +90,11 @@ STRINGS = [n for n in S.schema()["properties"] if "string" in _kinds(S.schema()[
 
 
 @hsettings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(st.sampled_from(STRINGS), st.text(max_size=8), st.sampled_from(["\n", "\r", "\x00", "\x1b", "\x7f"]),
+@given(st.sampled_from(STRINGS), st.text(max_size=8),
+       # C0, DEL, and (issue 53) every character of Unicode's control, format and separator categories: U+0085,
+       # a zero-width space, a bidi override, U+2028
+       st.one_of(st.sampled_from(["\n", "\r", "\x00", "\x1b", "\x7f", "\x85", "\u200b", "\u202e", "\u2028"]),
+                 st.characters(categories=["Cc", "Cf", "Zl", "Zp"])),
        st.text(max_size=8))
 def test_a_control_character_in_any_string_setting_is_refused_naming_it(name, head, control, tail):
     found = S.settings_problems({name: head + control + tail})

@@ -6,7 +6,8 @@ python-jsonschema's draft 2020-12 validator with the project's rules:
   (Ansible's tagged strings);
 - `pattern` matches the whole value (re.fullmatch), so a final newline never slips through as it does with `$`;
 - `x-percent: true`: a fraction 0 < x <= 1 where a percentage is expected is refused with "did you mean";
-- no control character (newline, CR, NUL, ...) in any string or key of a value, outside `x-multiline` values;
+- no control character (newline, CR, NUL, C1, ...), format character (zero-width space, bidi override) or line or
+  paragraph separator in any string or key of a value, outside `x-multiline` values;
 - each refusal is one line: the path of the value (setting.key[index]), what was expected (`x-expect`, else the
   failed keyword in words) and what was given, never the value of an `x-secret`.
 """
@@ -16,6 +17,7 @@ import difflib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
@@ -23,8 +25,24 @@ from typing import TYPE_CHECKING, Any, Iterator
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What no unit file, environment file, YAML config, name or command line may hold unseen: Unicode's control characters
+# (Cc: C0, DEL and C1 such as U+0085), format characters (Cf: zero-width space, bidi overrides, byte order mark) and
+# line and paragraph separators (Zl, Zp), as the running Python's Unicode database knows them.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 CONTROL_NAMES = {"\n": "a newline", "\r": "a carriage return", "\x00": "a NUL", "\t": "a tab"}
+
+
+def control_found(text: str) -> tuple[int, str] | None:
+    """(position, character) of the first character of a refused category in `text`, else None."""
+    return next(((i, c) for i, c in enumerate(text) if unicodedata.category(c) in REFUSED_CATEGORIES), None)
+
+
+def _control_name(char: str) -> str:
+    if char in CONTROL_NAMES:
+        return CONTROL_NAMES[char]
+    if unicodedata.category(char) == "Cc":
+        return f"the control character {char!r}"
+    return f"the invisible character U+{ord(char):04X} ({unicodedata.name(char, 'unnamed').lower()})"
 
 
 def _is_array(_checker: Any, value: Any) -> bool:
@@ -166,15 +184,15 @@ def control_problems(value: Any, parts: list[Any], secret: bool = False) -> list
     """A refusal per string (or key) holding a control character, by path."""
     out: list[str] = []
     if isinstance(value, str):
-        found = CONTROL.search(value)
+        found = control_found(value)
         if found:
-            what = CONTROL_NAMES.get(found.group(), f"the control character {found.group()!r}")
-            out.append(f"{path_name(parts)} holds {what} at position {found.start()}: a unit file, an environment file, "
+            what = _control_name(found[1])
+            out.append(f"{path_name(parts)} holds {what} at position {found[0]}: a unit file, an environment file, "
                        f"a YAML config or a command line cannot hold it" + (" (the value is not shown)" if secret else
                                                                             f" (got {shown(value)})"))
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and CONTROL.search(key):
+            if isinstance(key, str) and control_found(key):
                 out.append(f"{path_name(parts)} has a key holding a control character (got {shown(key)})")
             out += control_problems(item, [*parts, key], secret)
     elif _is_array(None, value):
@@ -188,10 +206,12 @@ def problems(value: Any, schema: dict, root: str, definitions: dict | None = Non
     per path. A part (a list item, a key) whose schema says nothing of its own is refused with the whole value's
     expectation after its own ("eagle3_num_speculative_tokens[1] must be at most 8 (got 9); eagle3_num_speculative_tokens
     must be one or more distinct integers 1..8")."""
-    secret = bool(schema.get("x-secret"))
-    out = [] if schema.get("x-multiline") else control_problems(value, [root], secret)
+    # a setting's own keys over those of the shared definition it refers to ($ref): x-secret, x-multiline, x-expect
+    shared = (definitions or {}).get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {})
+    secret = bool(schema.get("x-secret", shared.get("x-secret")))
+    out = [] if schema.get("x-multiline", shared.get("x-multiline")) else control_problems(value, [root], secret)
     full = dict(schema, **({"$defs": definitions} if definitions else {}))
-    top = schema.get("x-expect") or (definitions or {}).get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {}).get("x-expect")
+    top = schema.get("x-expect") or shared.get("x-expect")
     errors = sorted(validator_class()(full).iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     # a path already refused for a control character is not refused again for the pattern it then fails
     seen: set[tuple] = {tuple(p) for p in _control_paths(value, [])} if out else set()
@@ -209,7 +229,7 @@ def problems(value: Any, schema: dict, root: str, definitions: dict | None = Non
 
 
 def _control_paths(value: Any, parts: list[str]) -> Iterator[list[str]]:
-    if isinstance(value, str) and CONTROL.search(value):
+    if isinstance(value, str) and control_found(value):
         yield parts
     elif isinstance(value, Mapping):
         for key, item in value.items():
