@@ -220,6 +220,11 @@ CASES = [
      ["eagle3_num_speculative_token is not a setting; did you mean eagle3_num_speculative_tokens?"]),
     ("misspelt-setting-text", "eagle3_bench_num_prompt=10",
      ["eagle3_bench_num_prompt is not a setting; did you mean eagle3_bench_num_prompts?"]),
+    # Issue 53: the names the eagle3_ rule never saw: an environment-style spelling, a misspelt role input
+    ("environment-style-name", "EAGLE3_BENCH_NUM_PROMPTS=10",
+     ["EAGLE3_BENCH_NUM_PROMPTS is not a setting: did you mean eagle3_bench_num_prompts?"]),
+    ("misspelt-role-input", {"vllm_bench_num_prompt": 10},
+     ["vllm_bench_num_prompt is not an input of the role; did you mean vllm_bench_num_prompts?"]),
     ("misspelt-gate-key", {"eagle3_gates": {"acceptance": {"min_rat": 3}}},
      ["eagle3_gates.acceptance.min_rat is not a key of eagle3_gates.acceptance", "did you mean min_rate?"]),
     ("prompts-true", "eagle3_bench_num_prompts=true", ["eagle3_bench_num_prompts must be an integer 1..100000", 'got "true"']),
@@ -343,6 +348,31 @@ def test_two_podman_hosts_on_one_port_are_refused(place, tmp_path):
                              "eagle3_port of badinput-rehearsal-2"])
     assert subprocess.run(["podman", "container", "exists", "badinput-rehearsal-2"]).returncode != 0
     assert no_container()
+
+
+def test_a_host_measuring_another_workload_is_refused(place, tmp_path):
+    # Issue 53: a host's own benchmark setting would make the fleet's results incomparable, found before any change.
+    second = tmp_path / "second.yml"
+    second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
+                      "          hosts:\n            badinput-rehearsal-2:\n              eagle3_port: 8192\n"
+                      "              ansible_port: 2292\n              eagle3_bench_input_len: 300\n")
+    rc, out = run_bad(place, {}, inventories=[second])
+    assert_refused(rc, out, ["badinput-rehearsal-2 would measure another workload than badinput-rehearsal-1",
+                             "vs 300 (eagle3_bench_input_len)"])
+
+
+def test_a_rerun_of_a_run_id_with_another_workload_is_refused(place):
+    # Issue 53: results/<run>/run.json records the workload (vllm_bench); a rerun of the run id that would measure
+    # another one is refused before any change, naming the setting (it used to end FAILED after every benchmark).
+    run_file = place / "results" / "badinput" / "run.json"
+    run_file.parent.mkdir(parents=True, exist_ok=True)
+    run_file.write_text(json.dumps({"run_id": "badinput", "hosts": [HOSTS[0]], "workload": {"num_prompts": 7}}))
+    try:
+        rc, out = run_bad(place, {})
+    finally:
+        run_file.unlink()
+    assert_refused(rc, out, ["run badinput was benchmarked with another workload than badinput-rehearsal-1",
+                             "num_prompts 7 vs", "(eagle3_bench_num_prompts)", "start a new run"])
 
 
 def test_a_results_directory_without_room_is_refused_before_any_change(place):

@@ -105,3 +105,99 @@ def test_a_secret_given_through_another_setting_is_refused_naming_its_own_and_ne
     secret = next(iter(next(iter(value.values())).values())) if name.endswith("environment") else next(iter(value.values()))
     assert found.startswith(name) and ("eagle3_hf_token" in found or "eagle3_serve_api_key" in found)
     assert not any(secret[i:i + 8] in found for i in range(len(secret) - 7))
+
+
+# ---- Structured settings that must agree with themselves: acceptance bands, the rate window
+
+from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B  # noqa: E402
+from conftest import ROOT  # noqa: E402
+
+BAND = st.integers(min_value=1, max_value=8).flatmap(lambda k: st.fixed_dictionaries({
+    "key": st.fixed_dictionaries({"target": st.just("t"), "draft": st.just("d"), "dataset": st.just("sonnet-512-128"),
+                                  "k": st.just(k)}),
+    "per_position": st.lists(st.floats(min_value=0, max_value=1), min_size=k, max_size=k),
+}).map(lambda b: {**b, "acceptance_length": round(1 + sum(b["per_position"]), 4),
+                  "acceptance_rate": round(100 * sum(b["per_position"]) / len(b["per_position"]), 2)}))
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(BAND, st.sampled_from(["k", "length", "rate", "twice"]))
+def test_a_band_that_contradicts_itself_is_refused_and_one_that_agrees_passes(band, mutation):
+    assert B.band_problems([band], "bands") == []
+    k = band["key"]["k"]
+    broken = {"k": [{**band, "key": {**band["key"], "k": k % 8 + 1}}],
+              "length": [{**band, "acceptance_length": band["acceptance_length"] + 0.05 + 0.002 * k}],
+              "rate": [{**band, "acceptance_rate": band["acceptance_rate"] + 1}],
+              "twice": [band, band]}[mutation]
+    found = B.band_problems(broken, "bands")
+    assert len(found) == 1 and {"k": "rates but its key's k", "length": "is not 1 + the sum", "rate": "is not the mean",
+                                "twice": "one band per key"}[mutation] in found[0]
+
+
+def test_the_projects_bands_agree_with_themselves():
+    import yaml
+    assert B.band_problems(yaml.safe_load((ROOT / "roles/bench_report/files/bands.yml").read_text()), "bands.yml") == []
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.integers(min_value=1, max_value=600), st.integers(min_value=1, max_value=3600))
+def test_a_rate_window_of_fewer_than_two_scrape_intervals_is_refused(interval, window):
+    found = S.meaning_problems({"eagle3_monitor_scrape_interval": f"{interval}s", "eagle3_monitor_rate_window": f"{window}s"}, 1)
+    assert bool(found) == (window < 2 * interval)
+
+
+# ---- One workload per run: every host of it, and every rerun of its run id
+
+WORKLOAD = st.fixed_dictionaries({"dataset": st.sampled_from(["auto", "sonnet"]), "input_len": st.sampled_from([256, 512]),
+                                  "num_prompts": st.sampled_from([20, 50]), "temperature": st.sampled_from([None, 0.0]),
+                                  "profiles": st.sampled_from([["baseline", "eagle3"], ["baseline", "eagle3-k2", "eagle3-k3"]])})
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.lists(WORKLOAD, min_size=1, max_size=8), st.one_of(st.none(), WORKLOAD))
+def test_a_host_or_a_rerun_measuring_another_workload_is_refused_naming_the_setting(workloads, recorded):
+    hosts = {f"h{i}": {"workload": w} for i, w in enumerate(workloads)}
+    found = S.workload_problems(hosts, recorded, "r1")
+    base = recorded if recorded else workloads[0]
+    differing = [f"h{i}" for i, w in enumerate(workloads) if w != base]
+    assert len(found) == len(differing)
+    for host, problem in zip(differing, found):
+        assert host in problem
+        changed = [key for key in base if base[key] != hosts[host]["workload"][key]]
+        assert all(S.WORKLOAD[key] in problem for key in changed)
+        assert ("run r1 was benchmarked" in problem) == bool(recorded)
+
+
+def test_the_run_json_vllm_bench_writes_holds_the_keys_the_preflight_compares():
+    # the two sides of the rerun check name the same workload keys (roles/vllm_bench/tasks/benchmark.yml, relations.yml)
+    import yaml
+    tasks = yaml.safe_load((ROOT / "roles/vllm_bench/tasks/benchmark.yml").read_text())
+    written = next(t for t in tasks if "run.json" in t.get("name", ""))["vars"]["__vllm_bench_workload"]
+    kept = yaml.safe_load((ROOT / "playbooks/tasks/relations.yml").read_text())[0]["ansible.builtin.set_fact"]
+    assert set(written) == set(S.WORKLOAD) and all(f"'{key}'" in kept["__eagle3_host_record"]["workload"] for key in S.WORKLOAD)
+
+
+# ---- One namespace: every name an operator can set, misspelt or in another case
+
+NAMES = sorted(n for n in S.project_names() if n.startswith(("eagle3_",) + S.role_prefixes()))
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.sampled_from(NAMES), st.data())
+def test_a_project_name_misspelt_or_in_capitals_is_refused_with_the_name_meant(name, data):
+    assert S.unknown_names([name]) == []
+    capitals = S.unknown_names([name.upper()])
+    assert len(capitals) == 1 and f"did you mean {name}?" in capitals[0]
+    prefix = next(p for p in ("eagle3_", *S.role_prefixes()) if name.startswith(p))
+    at = data.draw(st.integers(min_value=len(prefix), max_value=len(name) - 1))
+    typo = name[:at] + name[at + 1:]  # one character dropped after the prefix
+    if typo not in S.project_names():
+        found = S.unknown_names([typo])
+        assert len(found) == 1 and found[0].startswith(typo + " is not")
+        meant = found[0].split("did you mean ")[1].split("?")[0] if "did you mean" in found[0] else None
+        assert meant is None or S._edits(typo, meant) <= 2
+
+
+def test_a_name_of_your_own_is_left_alone_or_allowed():
+    assert S.unknown_names(["monitoring_team_dashboard", "my_eagle3_port", "ansible_port"]) == []
+    assert S.unknown_names(["eagle3_team"]) and S.unknown_names(["eagle3_team"], ["eagle3_team"]) == []

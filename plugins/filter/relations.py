@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import port_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import port_problems, workload_problems
 
 DOCUMENTATION = r"""
   name: relations
@@ -11,6 +11,8 @@ DOCUMENTATION = r"""
   description:
     - C(eagle3_port_problems) takes host name -> {network, ports} (each host's ports as they resolved for it, the
       network they live on) and refuses every port two services would take on one network.
+    - C(eagle3_workload_problems) takes host name -> {workload} and the run's recorded workload (run.json; empty for a
+      new run) and refuses a host that would measure something else than the others, or than the run it resumes.
 """
 
 
@@ -19,8 +21,14 @@ def eagle3_port_problems(hosts: Any) -> list[str]:
     return port_problems(hosts if isinstance(hosts, dict) else {})
 
 
+def eagle3_workload_problems(hosts: Any, recorded: Any = None, run_id: str = "") -> list[str]:
+    """workload_problems (plugins/module_utils/settings.py) as a filter."""
+    return workload_problems(hosts if isinstance(hosts, dict) else {}, recorded if isinstance(recorded, dict) else None,
+                             str(run_id))
+
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_port_problems": eagle3_port_problems}
+        return {"eagle3_port_problems": eagle3_port_problems, "eagle3_workload_problems": eagle3_workload_problems}

@@ -44,4 +44,5 @@ class LookupModule(LookupBase):
         values, unresolved, templated = resolve(self._templar, variables, names)
         allowed = values.get("eagle3_settings_allow", [])
         fleet = len(groups.get("vllm_hosts", []))
-        return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet)
+        others = [name for name in variables.keys() if name not in values and name not in unresolved]
+        return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet, others)

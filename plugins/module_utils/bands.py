@@ -99,6 +99,35 @@ def acceptance_band_gate(entries: Sequence[Mapping], key: Mapping, length: Any, 
             "message": prefix + verdict["message"], "evidence": entry.get("evidence")}
 
 
+def band_problems(entries: Any, name: str) -> list[str]:
+    """What a list of bands cannot be, beyond each entry's shape (issue 53): one rate per speculative position (as many
+    as the key's k), an acceptance length of 1 + the sum of the per-position rates and an acceptance rate of their mean
+    (vLLM's own definitions, within the rounding a recorded band carries), one band per key."""
+    out: list[str] = []
+    seen: dict[tuple, int] = {}
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        key, positions = (entry.get("key"), entry.get("per_position")) if isinstance(entry, Mapping) else (None, None)
+        if not isinstance(key, Mapping) or not isinstance(positions, list) or not all(
+                isinstance(p, (int, float)) and not isinstance(p, bool) for p in positions) or not positions:
+            continue  # the schema refuses the shape
+        where, k, total = f"{name}[{index}]", key.get("k"), sum(positions)
+        length, rate = entry.get("acceptance_length"), entry.get("acceptance_rate")
+        if isinstance(k, int) and len(positions) != k:
+            out.append(f"{where}.per_position has {len(positions)} rates but its key's k is {k}: one rate per "
+                       "speculative position.")
+        if isinstance(length, (int, float)) and abs(length - (1 + total)) > 0.01 + 0.001 * len(positions):
+            out.append(f"{where}.acceptance_length {length} is not 1 + the sum of its per_position rates "
+                       f"({1 + total:.4g}), as vLLM defines it.")
+        if isinstance(rate, (int, float)) and abs(rate - 100 * total / len(positions)) > 0.5:
+            out.append(f"{where}.acceptance_rate {rate} is not the mean of its per_position rates "
+                       f"({100 * total / len(positions):.4g} %), as vLLM defines it.")
+        ident = tuple(str(key.get(field)) for field in KEY)
+        if ident in seen:
+            out.append(f"{where}.key is {name}[{seen[ident]}]'s too: one band per key.")
+        seen.setdefault(ident, index)
+    return out
+
+
 def band_from_run(key: Mapping, result: Mapping, evidence: Mapping, rtol: float = 0.05) -> dict:
     """A band entry from a passing run's EAGLE3 result (the bench JSON's own spec-decode figures)."""
     positions = result.get("spec_decode_per_position_acceptance_rates")
@@ -107,8 +136,9 @@ def band_from_run(key: Mapping, result: Mapping, evidence: Mapping, rtol: float 
         raise ValueError("the result has no spec-decode acceptance figures to record a band from")
     return {"key": {f: key.get(f) for f in KEY}, "acceptance_length": round(float(length), 4),
             "per_position": [round(float(p), 4) for p in positions],
-            "acceptance_rate": round(float(result.get("spec_decode_acceptance_rate", 0.0)), 2), "rtol": rtol,
-            "evidence": dict(evidence)}
+            **({"acceptance_rate": round(float(result["spec_decode_acceptance_rate"]), 2)}
+               if isinstance(result.get("spec_decode_acceptance_rate"), (int, float)) else {}),
+            "rtol": rtol, "evidence": dict(evidence)}
 
 
 def bands_from_run(hosts: Mapping, key: Mapping, evidence: Mapping, rtol: float = 0.05) -> list[dict]:

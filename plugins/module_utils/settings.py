@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.bands import band_problems
 from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
 
 SCHEMA = Path(__file__).with_name("settings_schema.yml")
@@ -124,15 +125,40 @@ def convert(text: Any, node: dict[str, Any]) -> Any:
 
 
 def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
+    """A refusal per name an operator most likely meant as one of the project's (issue 53, item 2): any unknown name
+    under `eagle3_`; a name that is one of the project's in another case (`EAGLE3_PORT`, an environment variable's
+    spelling); and a name under `eagle_` or a role's prefix within two edits of one of the project's (a misspelt role
+    input would be ignored without a word). Names of your own go in eagle3_settings_allow."""
     if isinstance(allowed, str) or not isinstance(allowed, (list, tuple)):
         return [f"eagle3_settings_allow must be a list of variable names (got {_schema.shown(allowed)})."]
-    known = set(settings()) | set(facts()) | {str(a) for a in allowed}
+    known = project_names() | {str(a) for a in allowed}
     out = []
-    for name in sorted({str(n) for n in names if str(n).startswith("eagle3_")} - known):
-        out.append(f"{name} is not a setting" + (_schema.closest(name, settings()) or
-                   " (docs/settings.md lists the settings; a variable of your own under eagle3_ goes in"
-                   " eagle3_settings_allow)."))
+    for name in sorted({str(n) for n in names} - known):
+        lower = name.lower()
+        if lower != name and lower in known:
+            out.append(f"{name} is not a setting: did you mean {lower}? (names are lower case; an environment "
+                       "variable's spelling is not read)")
+        elif lower.startswith(PREFIXES + role_prefixes()):
+            near = min(((_edits(lower, k), k) for k in known if abs(len(k) - len(lower)) <= 2), default=(3, ""))
+            what = "a setting" if name.startswith("eagle") else "an input of the role"
+            if near[0] <= 2:
+                out.append(f"{name} is not {what}; did you mean {near[1]}? (a misspelt name is ignored without a "
+                           "word; a variable of your own goes in eagle3_settings_allow)")
+            elif name.startswith("eagle3_"):
+                out.append(f"{name} is not a setting" + (_schema.closest(name, settings()) or
+                           " (docs/settings.md lists the settings; a variable of your own under eagle3_ goes in"
+                           " eagle3_settings_allow)."))
     return out
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (names are short)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
 
 
 def serial_batch(batch: Any, fleet: int) -> int:
@@ -143,6 +169,16 @@ def serial_batch(batch: Any, fleet: int) -> int:
     return int(batch)
 
 
+DURATION = re.compile(r"([1-9][0-9]*)(ms|s|m|h|d)")
+UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(duration: Any) -> float | None:
+    """A Prometheus duration ("15s", "5m") in seconds, as the schema's $defs.duration takes it; None for anything else."""
+    found = DURATION.fullmatch(duration) if isinstance(duration, str) else None
+    return int(found.group(1)) * UNIT_SECONDS[found.group(2)] if found else None
+
+
 def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     """The rules that span settings (issue 34, item 4), on values the schema already accepted, for each host as its
     values resolve there:
@@ -150,6 +186,8 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     - eagle3_serve is none, best or one of the run's profiles, and serving needs an API key;
     - podman hosts share the machine's network: they serve on loopback only;
     - the CPU build serves only the rehearsal's generated models;
+    - acceptance bands agree with themselves (bands.band_problems);
+    - the rate window holds two scrape intervals at least (rate() needs two samples in it);
     - the first roll batch is the canary: smaller than the fleet when the fleet has more than one host;
     - a benchmark whose estimated length (rounds x profiles x prompts x output tokens at the accelerator's stated rate per
       concurrent request) exceeds eagle3_bench_max_hours is refused unless eagle3_bench_long_confirmed is true.
@@ -172,6 +210,12 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     if accelerator == "cpu" and get("eagle3_model_source", "rehearsal") != "rehearsal":
         out.append("eagle3_model_source must be rehearsal with accelerator cpu; the CPU build serves only the tiny generated "
                    f"models (got \"{get('eagle3_model_source')}\").")
+    out += band_problems(get("eagle3_acceptance_bands"), "eagle3_acceptance_bands")
+    window, interval = seconds(get("eagle3_monitor_rate_window")), seconds(get("eagle3_monitor_scrape_interval"))
+    if window is not None and interval is not None and window < 2 * interval:
+        out.append(f"eagle3_monitor_rate_window {get('eagle3_monitor_rate_window')} holds fewer than two scrape intervals "
+                   f"(eagle3_monitor_scrape_interval {get('eagle3_monitor_scrape_interval')}): rate() needs two samples "
+                   "in its window; four intervals or more is Prometheus's advice.")
     batches = values.get("eagle3_roll_batches")
     if isinstance(batches, list) and batches and fleet > 1 and serial_batch(batches[0], fleet) >= fleet:
         out.append(f"eagle3_roll_batches' first batch {_schema.shown(batches[0])} takes all {fleet} hosts of the fleet: "
@@ -210,18 +254,19 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
 
 def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), allowed: Any = (),
                       unresolved: Mapping[str, str] | None = None, templated: Iterable[str] = (),
-                      fleet: int = 1) -> list[str]:
+                      fleet: int = 1, others: Iterable[str] = ()) -> list[str]:
     """Every refusal of the eagle3_* variables `values` (name -> resolved value).
 
     `as_text`: the names given as text (-e key=value), converted by the declared type; `templated`: the names whose
     value a template made (converted too: a template renders "8191" from a text it was given). A value a template
     made is refused only when no value given directly is: its problem is then the given one's (eagle3_port=abc
     makes eagle3_serve_port "abc"), named once. `unresolved`: name -> why its template failed; only its name is
-    checked here (a failing template is left to the rules that know what it means, below).
+    checked here (a failing template is left to the rules that know what it means, below). `others`: every other
+    variable name the play sees, judged by its name only (a misspelt or environment-style spelling of a project name).
     """
     full = _effective(values.get("eagle3_environment_allow_loader") is True)
     props, as_text, templated = full["properties"], set(as_text), set(templated)
-    out = unknown_names(list(values) + list(unresolved or {}), allowed)
+    out = unknown_names([*values, *(unresolved or {}), *others], allowed)
     derived: list[str] = []
     for name in sorted(values):
         if name not in props:
@@ -330,3 +375,70 @@ def port_problems(hosts: Mapping[str, Mapping[str, Any]]) -> list[str]:
             out.append(f"port {port} is taken twice on {where}: " + ", ".join(f"{what} of {host}" for host, what in users)
                        + "; give each service its own port.")
     return out
+
+
+# What a run measures: the hosts of one run, and every rerun of it, must measure the same (issue 53). Neutral keys, as
+# vllm_bench records them in run.json, each with the setting an operator changes.
+WORKLOAD = {"dataset": "eagle3_bench_dataset", "input_len": "eagle3_bench_input_len",
+            "output_len": "eagle3_bench_output_len", "num_prompts": "eagle3_bench_num_prompts",
+            "max_concurrency": "eagle3_bench_max_concurrency", "temperature": "eagle3_bench_temperature",
+            "rounds": "eagle3_bench_rounds", "profiles": "eagle3_num_speculative_tokens"}
+
+
+def workload_problems(hosts: Mapping[str, Mapping[str, Any]], recorded: Mapping[str, Any] | None = None,
+                      run_id: str = "") -> list[str]:
+    """Hosts (name -> {"workload": {...}}, as each resolved its values) that would measure something else than the
+    first host, or than the run's recorded workload (run.json of a run being resumed)."""
+    own = {host: r["workload"] for host, r in sorted(hosts.items()) if isinstance(r, Mapping) and isinstance(r.get("workload"), Mapping)}
+    if not own:
+        return []
+
+    def differs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+        return [f"{key} {a.get(key)!r} vs {b.get(key)!r} ({WORKLOAD[key]})" for key in WORKLOAD if key in a and key in b
+                and a[key] != b[key]]
+
+    out = []
+    if isinstance(recorded, Mapping) and recorded:
+        for host, workload in own.items():
+            diff = differs(recorded, workload)
+            if diff:
+                out.append(f"run {run_id} was benchmarked with another workload than {host} would measure now "
+                           f"(recorded vs now: {'; '.join(diff)}): its results would not compare. Set the recorded "
+                           f"values, or start a new run (another eagle3_run_id, or none for a new one).")
+        return out
+    first, base = next(iter(own.items()))
+    for host, workload in own.items():
+        diff = differs(base, workload)
+        if diff:
+            out.append(f"{host} would measure another workload than {first} ({first} vs {host}: {'; '.join(diff)}): "
+                       "the fleet's results would not compare; set these settings for the whole fleet.")
+    return out
+
+
+# Prefixes an operator's name is judged under: the project's, a slip of it, and each role's (issue 53, item 2).
+PREFIXES = ("eagle3_", "eagle_")
+
+
+@lru_cache(maxsize=1)
+def project_names() -> frozenset[str]:
+    """Every variable name the project itself defines: settings and their facts, each role's inputs (its defaults and
+    its argument_specs options, every entry point) and what its tasks register or set as facts."""
+    names = set(settings()) | set(facts()) | set(role_inputs())
+    for role in ROLES.iterdir():
+        for file in (role / "defaults" / "main.yml", role / "meta" / "argument_specs.yml"):
+            data = yaml.safe_load(file.read_text()) if file.is_file() else None
+            if file.name == "main.yml" and isinstance(data, dict):
+                names |= set(data)
+            elif isinstance(data, dict):
+                names |= {o for spec in (data.get("argument_specs") or {}).values() for o in (spec.get("options") or {})}
+    for file in [*ROLES.glob("*/tasks/*.yml"), *(ROLES.parent / "playbooks").rglob("*.yml")]:
+        text = file.read_text()
+        names |= set(re.findall(r"^\s*register: ([a-z][a-z0-9_]*)\s*$", text, re.M))
+        for block in re.findall(r"set_fact:\n((?:\s{4,}[a-z_][a-z0-9_]*:.*\n?)+)", text):
+            names |= set(re.findall(r"^\s+([a-z][a-z0-9_]*):", block, re.M))
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def role_prefixes() -> tuple[str, ...]:
+    return tuple(sorted(f"{role.name}_" for role in ROLES.iterdir() if (role / "tasks").is_dir()))
