@@ -201,3 +201,58 @@ def test_a_project_name_misspelt_or_in_capitals_is_refused_with_the_name_meant(n
 def test_a_name_of_your_own_is_left_alone_or_allowed():
     assert S.unknown_names(["monitoring_team_dashboard", "my_eagle3_port", "ansible_port"]) == []
     assert S.unknown_names(["eagle3_team"]) and S.unknown_names(["eagle3_team"], ["eagle3_team"]) == []
+
+
+# ---- The identity of every round (issue 53, item 4): rounds5 passes, each mutation class is refused by name
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+
+from conftest import RUNS  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R  # noqa: E402
+
+
+def _mutate(path, **change):
+    data = json.loads(path.read_text())
+    data.update(change)
+    path.write_text(json.dumps(data))
+
+
+MUTATIONS = {
+    # the engine upgraded between rounds
+    "engine": (lambda d: _mutate(d / "eagle3.round3.json", vllm_version="0.30.0+cpu"), "eagle3.round3.json",
+               "the engine changed within the run"),
+    # a baseline round measured on a speculative server
+    "baseline-spec": (lambda d: _mutate(d / "baseline.round2.json", **{
+        k: v for k, v in json.loads((d / "eagle3.round2.json").read_text()).items() if k.startswith("spec_decode_")}),
+                      "baseline.round2.json", "speculative-decoding counters"),
+    # a round measured with another k: the manifest records 3
+    "k": (lambda d: (d / "manifest.json").write_text((d / "manifest.json").read_text().replace(
+        '"num_speculative_tokens": 3', '"num_speculative_tokens": 4')), "eagle3.json", "the profile's k is 4"),
+    # a round that is a copy of another (its round number rewritten)
+    "copy": (lambda d: (d / "baseline.round3.json").write_text((d / "baseline.round2.json").read_text().replace(
+        '"round": "2"', '"round": "3"')), "baseline.round3.json", "a copy, not a measurement"),
+    # a round dated before the previous one of its profile
+    "date": (lambda d: _mutate(d / "eagle3.round5.json", date="20200101-000000"), "eagle3.round5.json",
+             "not measured in this run's order"),
+}
+
+
+def _bad(run_dir) -> dict[str, str]:
+    checked = R.check_run(read_run(str(run_dir)))
+    return {b["file"].split("/", 1)[1]: b["reason"] for e in checked["hosts"].values() for b in e.get("bad_files", [])}
+
+
+def test_every_round_of_the_kept_runs_passes():
+    assert {run.name: _bad(run) for run in sorted(RUNS.iterdir()) if run.is_dir() and _bad(run)} == {}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_each_round_identity_mutation_is_refused_by_name(tmp_path, mutation):
+    change, file, why = MUTATIONS[mutation]
+    run = tmp_path / "rounds5"
+    shutil.copytree(RUNS / "rounds5", run)
+    change(run / "rehearsal-1")
+    bad = _bad(run)
+    assert file in bad and why in bad[file], bad

@@ -278,7 +278,53 @@ def run_record(run: Mapping[str, Any], host: str) -> dict[str, Any]:
         profiles = parameters.get("profiles") if isinstance(parameters, Mapping) else None
         if isinstance(profiles, list):
             record["profiles"] = [p.get("name") for p in profiles if isinstance(p, Mapping)]
+            record["k"] = {p.get("name"): (p.get("speculative_config") or {}).get("num_speculative_tokens")
+                           for p in profiles if isinstance(p, Mapping)}
     return record
+
+
+MEASURED = ("output_throughput", "median_tpot_ms", "median_ttft_ms", "duration", "total_output_tokens")
+
+
+def round_problems(entry: Mapping[str, Any], record: Mapping[str, Any], baseline: str = "baseline",
+                   skip: Iterable[tuple[str, int]] = ()) -> dict[tuple[str, int], str]:
+    """The identity of every round of one host (issue 53, item 4), over its files that passed the per-file checks:
+    one engine version across all of them; no speculative-decoding counters in a baseline round; as many per-position
+    rates as the profile's k (the manifest's); no two files with the same measurements (a copy is not a measurement);
+    each profile's rounds in time order (vllm bench's own `date`). (profile, round) -> why."""
+    skip, out = set(skip), {}
+    files = [(p, r, d) for p, r, d in _files(entry) if (p, r) not in skip and isinstance(d, Mapping)]
+    first = next(((p, r, d["vllm_version"]) for p, r, d in files if isinstance(d.get("vllm_version"), str)), None)
+    seen: dict[tuple, str] = {}
+    last_date: dict[str, tuple[str, int]] = {}
+    for profile, round_no, data in sorted(files, key=lambda f: (f[1], f[0])):
+        name, why = layout.result_name(profile, round_no), []
+        version = data.get("vllm_version")
+        if first and isinstance(version, str) and version != first[2]:
+            why.append(f"vllm_version {version} is not {layout.result_name(first[0], first[1])}'s {first[2]}: the engine "
+                       "changed within the run")
+        drafts = data.get("spec_decode_num_drafts")
+        if profile == baseline and isinstance(drafts, (int, float)) and drafts > 0:
+            why.append(f"a baseline round with speculative-decoding counters ({drafts:g} drafts): not measured on the "
+                       "baseline server")
+        k, positions = (record.get("k") or {}).get(profile), data.get("spec_decode_per_position_acceptance_rates")
+        if isinstance(k, int) and isinstance(positions, list) and len(positions) != k:
+            why.append(f"{len(positions)} per-position rates, but the profile's k is {k} (manifest.json): measured "
+                       "with another k")
+        measured = tuple(data.get(key) for key in MEASURED)
+        if all(isinstance(v, (int, float)) for v in measured):
+            if measured in seen:
+                why.append(f"the same measurements as {seen[measured]} ({', '.join(MEASURED)}): a copy, not a measurement")
+            seen.setdefault(measured, name)
+        date = data.get("date")
+        if isinstance(date, str) and profile in last_date and date < last_date[profile][0]:
+            why.append(f"dated {date}, before round {last_date[profile][1]} of {profile} ({last_date[profile][0]}): "
+                       "not measured in this run's order")
+        if isinstance(date, str):
+            last_date[profile] = max(last_date.get(profile, (date, round_no)), (date, round_no))
+        if why:
+            out[(profile, round_no)] = "; ".join(why)
+    return out
 
 
 def check_run(run: Mapping[str, Any], baseline: str = "baseline",
@@ -301,6 +347,10 @@ def check_run(run: Mapping[str, Any], baseline: str = "baseline",
              for h in order}
     for (host, profile), why in workload_problems(valid, baseline, expected if hosts else order).items():
         problems.setdefault((host, profile, 1), []).append(why)
+    for host in order:
+        for (profile, round_no), why in round_problems(loaded[host], run_record(run, host), baseline,
+                                                       [(p, r) for (h, p, r) in problems if h == host]).items():
+            problems[(host, profile, round_no)] = [why]
     for host in order:
         base = valid[host].get(baseline)
         for profile, round_no, data in _files(loaded[host]):
