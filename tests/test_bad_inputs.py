@@ -100,6 +100,9 @@ CASES = [
      ["eagle3_gates.parity.min_match_rate must be a percentage 0..100 of prompts identical", "got 120"]),
     ("gate-unknown", {"eagle3_gates": {"latency": {"enforce": True}}}, ["eagle3_gates.latency is not a key of eagle3_gates (known: parity, acceptance, speedup, reference, acceptance_band)"]),
     ("reference-unknown", "eagle3_reference=h100", ["bench_report_reference (eagle3_reference)", "rehearsal-cpu-tiny"]),
+    # Issue 53: a file that is no reference, found before the benchmarks (the report read it after them)
+    ("reference-not-a-reference", "eagle3_reference=/etc/hostname",
+     ["bench_report_reference (eagle3_reference) /etc/hostname is not a reference: not JSON"]),
     ("server-options-text", "eagle3_server_options=--max-num-seqs=2", ["eagle3_server_options must be a mapping"]),
     ("profile-names-repeated", {"eagle3_profiles": [{"name": "baseline"}, {"name": "baseline"}]},
      ["vllm_service_profiles names must be unique"]),

@@ -256,3 +256,27 @@ def test_each_round_identity_mutation_is_refused_by_name(tmp_path, mutation):
     change(run / "rehearsal-1")
     bad = _bad(run)
     assert file in bad and why in bad[file], bad
+
+
+# ---- A reference file is read as the report reads it
+
+REFERENCES = sorted((ROOT / "roles/bench_report/files/references").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", REFERENCES, ids=lambda p: p.name)
+def test_the_projects_references_are_references(path):
+    assert R.reference_problems(path.read_text(), path.name) == []
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    (lambda d: "the host's name\n", "not JSON"),
+    (lambda d: json.dumps({**d, "profiles": {"eagle3": d["profiles"]["eagle3"]}}), "baseline"),
+    (lambda d: json.dumps({**d, "profiles": {**d["profiles"], "baseline": {"output_throughput": 0, "median_tpot_ms": 1}}}),
+     "profiles.baseline.output_throughput"),
+    (lambda d: json.dumps({k: v for k, v in d.items() if k != "source"}), "source"),
+    (lambda d: json.dumps(d).replace("184.44", "NaN"), "not JSON"),
+])
+def test_a_file_that_is_not_a_reference_is_refused_naming_what(change, why):
+    data = json.loads(REFERENCES[-1].read_text())
+    found = " ".join(R.reference_problems(change(data), "eagle3_reference /tmp/ref.json"))
+    assert found.startswith("eagle3_reference /tmp/ref.json") and why in found, found

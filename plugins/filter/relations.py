@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import reference_problems
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import port_problems, workload_problems
 
 DOCUMENTATION = r"""
@@ -13,6 +14,8 @@ DOCUMENTATION = r"""
       network they live on) and refuses every port two services would take on one network.
     - C(eagle3_workload_problems) takes host name -> {workload} and the run's recorded workload (run.json; empty for a
       new run) and refuses a host that would measure something else than the others, or than the run it resumes.
+    - C(eagle3_reference_problems) takes a reference file's text and the name to give it, and refuses a text that is
+      not a reference (strict JSON of the shape roles/bench_report/files/references/ has).
 """
 
 
@@ -27,8 +30,14 @@ def eagle3_workload_problems(hosts: Any, recorded: Any = None, run_id: str = "")
                              str(run_id))
 
 
+def eagle3_reference_problems(text: Any, where: str) -> list[str]:
+    """reference_problems (plugins/module_utils/result_checks.py) as a filter."""
+    return reference_problems(text, where)
+
+
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_port_problems": eagle3_port_problems, "eagle3_workload_problems": eagle3_workload_problems}
+        return {"eagle3_port_problems": eagle3_port_problems, "eagle3_workload_problems": eagle3_workload_problems,
+                "eagle3_reference_problems": eagle3_reference_problems}

@@ -20,6 +20,7 @@ moved from its host's `results` to its `bad_files`, the reasons joined, so the r
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from functools import lru_cache
@@ -380,3 +381,32 @@ def _files(entry: Mapping[str, Any]) -> Iterator[tuple[str, int, Any]]:
     for profile, later in (entry.get("rounds") or {}).items():
         for round_no, data in sorted(later.items()):
             yield profile, round_no, data
+
+
+# A throughput reference (roles/bench_report/files/references/*.json, or an operator's file): what the reference gate
+# reads of it (plugins/filter/gates.py), so that a file that is not one is refused before the benchmarks (issue 53).
+_FIGURE = {"type": "number", "exclusiveMinimum": 0}
+REFERENCE = {
+    "type": "object", "required": ["name", "source", "workload", "profiles"],
+    "x-expect": "a reference: {name, source, key: {target, draft}, workload, profiles: {baseline: {output_throughput, "
+                "median_tpot_ms}, <profile>: {...}}}, as roles/bench_report/files/references/ has them",
+    "properties": {
+        "name": {"type": "string", "minLength": 1}, "source": {"type": "string", "minLength": 1},
+        "key": {"type": "object", "properties": {"target": {"type": "string"}, "draft": {"type": "string"}}},
+        "workload": {"type": "object"},
+        "profiles": {"type": "object", "required": ["baseline"], "minProperties": 2, "additionalProperties": {
+            "type": "object", "required": ["output_throughput", "median_tpot_ms"],
+            "properties": {"output_throughput": _FIGURE, "median_tpot_ms": _FIGURE, "median_ttft_ms": _FIGURE,
+                           "acceptance_rate": {"type": "number", "minimum": 0, "maximum": 100},
+                           "acceptance_length": {"type": "number", "minimum": 1}}}},
+    },
+}
+
+
+def reference_problems(text: Any, where: str) -> list[str]:
+    """Refusals of a reference file's text (strict JSON, REFERENCE's shape), each naming `where`."""
+    try:
+        data = json.loads(str(text), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
+    except ValueError as exc:
+        return [f"{where} is not a reference: not JSON ({' '.join(str(exc).split())[:120]})."]
+    return _schema.problems(data, REFERENCE, where)
