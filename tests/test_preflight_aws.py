@@ -49,7 +49,8 @@ def test_refusal_names_only_the_variable_it_is_about(tmp_path):
     # so the setting behind the second (eagle3_bench_dataset) is not blamed.
     rc, out = site({**OPERATOR, "vllm_bench_dataset_path": "data/sonnet.txt"}, tmp_path)
     assert rc != 0
-    assert ('Refused before any change: vllm_bench_dataset_path must be an absolute path without spaces (got "data/sonnet.txt") '
+    assert ('Refused before any change: vllm_bench_dataset_path must be an absolute path without spaces or "."/".." parts, '
+            'not an OS prefix (/, /usr, /etc, /var/lib, ...) (got "data/sonnet.txt") '
             "(vllm_bench_dataset_path is set from eagle3_dataset_path)") in out
     assert "eagle3_bench_dataset" not in out
 
