@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from conftest import RUNS
+from conftest import ROOT, RUNS
 from ansible_collections.eagle3.trn2.plugins.filter import report as report_filter
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
@@ -283,8 +283,9 @@ def says_ok(run: Path) -> list[str]:
 def test_the_role_leaves_no_ok_file_after_a_bad_file_or_a_crash(tmp_path):
     """The real role: a run reported OK (its five files kept as the stale report of an earlier attempt), then runs
     DERIVED from runs/agree over that stale report: an acceptance rate written as a string (it crashed the report
-    before issue 35), an Infinity throughput, and last (the play stops there) a crash: a reference whose figure is a
-    string. No file of any of them says OK; every JSON file the role wrote is strict JSON."""
+    before issue 35), an Infinity throughput, and last (the play stops there) a crash: a report template that cannot
+    render. No file of any of them says OK; every JSON file the role wrote is strict JSON. (A reference whose figure is
+    a string crashed the report too; since issue 53 the role's preflight refuses it before any change: below.)"""
     results = tmp_path / "results"
     shutil.copytree(RUNS / "agree", results / "ok")
     proc = role_report(results, [{"run_id": "ok", "hosts": ["rehearsal-1"], "reference": str(RUNS.parent / "references/rehearsal-fixture-pair.json")}])
@@ -302,13 +303,13 @@ def test_the_role_leaves_no_ok_file_after_a_bad_file_or_a_crash(tmp_path):
             data = json.loads((results / case / "rehearsal-1" / name).read_text())
             data.update(change)
             (results / case / "rehearsal-1" / name).write_text(json.dumps(data))
-    bad_reference = dict(REFERENCE, profiles={"eagle3": {"output_throughput": "fast"}})
-    (tmp_path / "bad-reference.json").write_text(json.dumps(bad_reference))
+    broken = tmp_path / "broken-templates"
+    shutil.copytree(ROOT / "templates", broken)
+    (broken / "report.md.j2").write_text("{{ the_report_has_no_such_variable.at_all }}\n")
     proc = role_report(results, [
         {"run_id": "string-rate", "hosts": ["rehearsal-1"], "fail_on_verdict": False},
         {"run_id": "infinite", "hosts": ["rehearsal-1"], "fail_on_verdict": False},
-        {"run_id": "crash", "hosts": ["rehearsal-1"], "reference": str(tmp_path / "bad-reference.json"),
-         "gates": {"reference": {"enforce": True, "tolerance": 0.1}}}])
+        {"run_id": "crash", "hosts": ["rehearsal-1"], "templates_dir": str(broken)}])
     out = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0  # the crash stops the play, after the two bad-file runs were reported
     for case, field in (("string-rate", 'spec_decode_acceptance_rate must be a percentage 0..100 (serve.py writes '
@@ -325,15 +326,21 @@ def test_the_role_leaves_no_ok_file_after_a_bad_file_or_a_crash(tmp_path):
     assert says_ok(run) == [], out[-3000:]
     verdict = strict_json((run / "verdict.json").read_text())
     assert verdict["status"] == "report failed"
-    assert verdict["error"].startswith(f"the report could not be made from the reference {REFERENCE['name']} "
-                                       "(bench_report_reference): TypeError"), verdict["error"]
+    assert verdict["error"].startswith("the report could not be made from "), verdict["error"]
     assert strict_json((run / "summary.json").read_text())["error"] == verdict["error"]
     assert not (run / "report.csv").exists()
-    assert "the report could not be made from the reference" in (run / "report.md").read_text()
-    assert "the report could not be made from the reference" in (run / "report.html").read_text()
+    assert "the report could not be made from " in (run / "report.md").read_text()
+    assert "the report could not be made from " in (run / "report.html").read_text()
     assert 'verdict.json says "report failed"' in out
     for path in results.glob("*/*.json"):
         strict_json(path.read_text())
+    # a reference whose figure is a string: refused by the preflight, naming the file, before any file changes
+    (tmp_path / "bad-reference.json").write_text(json.dumps(dict(REFERENCE, profiles={"eagle3": {"output_throughput": "fast"}})))
+    before = {p.name: p.read_bytes() for p in (results / "ok").iterdir() if p.is_file()}
+    proc = role_report(results, [{"run_id": "ok", "hosts": ["rehearsal-1"], "reference": str(tmp_path / "bad-reference.json")}])
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0 and f"bench_report_reference (eagle3_reference) {tmp_path / 'bad-reference.json'} must be a reference" in out
+    assert {p.name: p.read_bytes() for p in (results / "ok").iterdir() if p.is_file()} == before
 
 
 # Expressions of report.md.j2 that give a number or a fixed word, never a text taken from a result.
