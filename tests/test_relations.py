@@ -280,3 +280,13 @@ def test_a_file_that_is_not_a_reference_is_refused_naming_what(change, why):
     data = json.loads(REFERENCES[-1].read_text())
     found = " ".join(R.reference_problems(change(data), "eagle3_reference /tmp/ref.json"))
     assert found.startswith("eagle3_reference /tmp/ref.json") and why in found, found
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.sampled_from(["hf_", "AKIA", "sk-"]), st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=20, max_size=30),
+       st.sampled_from(["eagle3_target_model", "eagle3_served_model_name", "eagle3_port", "eagle3_run_id"]))
+def test_a_key_shaped_value_in_any_setting_is_never_shown(prefix, body, name):
+    # a token pasted into the wrong setting is refused there without showing it
+    value = f"{prefix}{body} x"
+    found = " ".join(S.settings_problems({name: value}))
+    assert found.startswith(name) and not any(value[i:i + 8] in found for i in range(len(value) - 8))

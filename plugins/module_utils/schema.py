@@ -105,6 +105,11 @@ def path_name(parts: Sequence[Any]) -> str:
     return out
 
 
+# Hugging Face tokens, AWS access keys and secret keys, OpenAI-style keys, JWTs: never shown in a refusal (issue 53).
+KEY_SHAPED = re.compile(r"hf_[A-Za-z0-9]{8,}|(AKIA|ASIA)[A-Z0-9]{12,}|sk-[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]{8,}"
+                        r"|(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
 def shown(value: Any, secret: bool = False) -> str:
     """A value as a refusal shows it: JSON-like, cut to 80 characters; a secret never."""
     if secret:
@@ -118,8 +123,10 @@ def shown(value: Any, secret: bool = False) -> str:
             text = json.dumps(plain(value), ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             text = repr(value)
-    # credentials in a URL (https://user:token@host) are a secret too
+    # credentials in a URL (https://user:token@host) are a secret too, and so is anything shaped like a key or token
+    # wherever it was put (a Hugging Face token pasted into a model setting, an AWS key in a server option)
     text = re.sub(r"://[^/@\s\"]*@", "://***@", text)
+    text = KEY_SHAPED.sub("***", text)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
