@@ -169,10 +169,9 @@ def test_a_host_or_a_rerun_measuring_another_workload_is_refused_naming_the_sett
 
 
 def test_the_run_json_vllm_bench_writes_holds_the_keys_the_preflight_compares():
-    # the two sides of the rerun check name the same workload keys (roles/vllm_bench/tasks/benchmark.yml, relations.yml)
+    # the two sides of the rerun check name the same workload keys (roles/vllm_bench/vars/main.yml, relations.yml)
     import yaml
-    tasks = yaml.safe_load((ROOT / "roles/vllm_bench/tasks/benchmark.yml").read_text())
-    written = next(t for t in tasks if "run.json" in t.get("name", ""))["vars"]["__vllm_bench_workload"]
+    written = yaml.safe_load((ROOT / "roles/vllm_bench/vars/main.yml").read_text())["__vllm_bench_workload"]
     kept = yaml.safe_load((ROOT / "playbooks/tasks/relations.yml").read_text())[0]["ansible.builtin.set_fact"]
     assert set(written) == set(S.WORKLOAD) and all(f"'{key}'" in kept["__eagle3_host_record"]["workload"] for key in S.WORKLOAD)
 
@@ -226,7 +225,7 @@ MUTATIONS = {
     # a baseline round measured on a speculative server
     "baseline-spec": (lambda d: _mutate(d / "baseline.round2.json", **{
         k: v for k, v in json.loads((d / "eagle3.round2.json").read_text()).items() if k.startswith("spec_decode_")}),
-                      "baseline.round2.json", "speculative-decoding counters"),
+                      "baseline.round2.json", "its server speculated, so it is no baseline"),
     # a round measured with another k: the manifest records 3
     "k": (lambda d: (d / "manifest.json").write_text((d / "manifest.json").read_text().replace(
         '"num_speculative_tokens": 3', '"num_speculative_tokens": 4')), "eagle3.json", "the profile's k is 4"),
