@@ -361,7 +361,12 @@ def test_custom_prompts_equal_vllm_sonnet_prompts():
 
 def test_run_records_its_hosts():
     # A report made later (after teardown, or from another inventory) expects exactly these hosts.
-    assert json.loads((RUN_DIR / "run.json").read_text()) == {"run_id": "molecule", "hosts": [NAME]}
+    # and the workload it measured: a rerun of the run id must measure the same (the preflight compares it)
+    run = json.loads((RUN_DIR / "run.json").read_text())
+    assert {k: run[k] for k in ("run_id", "hosts")} == {"run_id": "molecule", "hosts": [NAME]}
+    assert run["workload"]["dataset"] == "custom" and run["workload"]["profiles"][0] == "baseline"
+    assert set(run["workload"]) == {"dataset", "input_len", "output_len", "num_prompts", "max_concurrency", "rounds",
+                                    "temperature", "profiles"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
