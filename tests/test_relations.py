@@ -289,3 +289,10 @@ def test_a_key_shaped_value_in_any_setting_is_never_shown(prefix, body, name):
     value = f"{prefix}{body} x"
     found = " ".join(S.settings_problems({name: value}))
     assert found.startswith(name) and not any(value[i:i + 8] in found for i in range(len(value) - 8))
+
+
+def test_a_40_character_secret_key_is_masked_and_a_path_of_40_is_not():
+    from ansible_collections.eagle3.trn2.plugins.module_utils.schema import shown
+    assert shown("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == '"***"'  # AWS's documented example secret key
+    path = "/var/lib/eagle3/results/run/abcdefghijkl"
+    assert len(path) == 40 and shown(path) == f'"{path}"'

@@ -107,7 +107,9 @@ def path_name(parts: Sequence[Any]) -> str:
 
 # Hugging Face tokens, AWS access keys and secret keys, OpenAI-style keys, JWTs: never shown in a refusal (issue 53).
 KEY_SHAPED = re.compile(r"hf_[A-Za-z0-9]{8,}|(AKIA|ASIA)[A-Z0-9]{12,}|sk-[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]{8,}"
-                        r"|(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+                        # a 40-character AWS secret key: mixed case and a digit (a lower-case path of 40 is no key)
+                        r"|(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+                        r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
 def shown(value: Any, secret: bool = False) -> str:
