@@ -329,12 +329,18 @@ def test_a_hosts_own_serving_address_off_loopback_is_refused(place, tmp_path):
                              f"fatal: [{HOSTS[0]}]"])
 
 
+def second_host(tmp_path: Path, port: int, **more) -> Path:
+    """An inventory adding a second vLLM host (never created) on ansible_port 2292 with eagle3_port `port`."""
+    second = tmp_path / "second.yml"
+    lines = "".join(f"              {key}: {value}\n" for key, value in {"eagle3_port": port, "ansible_port": 2292, **more}.items())
+    second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
+                      "          hosts:\n            badinput-rehearsal-2:\n" + lines)
+    return second
+
+
 def test_a_first_roll_batch_of_the_whole_fleet_is_refused(place, tmp_path):
     # the first batch is the canary: with two hosts, a first batch of 2 (as Ansible's serial counts it) is no canary
-    second = tmp_path / "second.yml"
-    second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
-                      "          hosts:\n            badinput-rehearsal-2:\n              eagle3_port: 8192\n"
-                      "              ansible_port: 2292\n")
+    second = second_host(tmp_path, 8192)
     rc, out = run_bad(place, "eagle3_roll_batches=2,100%", inventories=[second])
     assert_refused(rc, out, ["eagle3_roll_batches' first batch 2 takes all 2 hosts of the fleet: it is the canary"])
 
@@ -342,10 +348,7 @@ def test_a_first_roll_batch_of_the_whole_fleet_is_refused(place, tmp_path):
 @pytest.mark.skipif(shutil.which("podman") is None, reason="podman is not installed")
 def test_two_podman_hosts_on_one_port_are_refused(place, tmp_path):
     # podman hosts share the machine's network: a second host on the same port would collide.
-    second = tmp_path / "second.yml"
-    second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
-                      "          hosts:\n            badinput-rehearsal-2:\n              eagle3_port: 8191\n"
-                      "              ansible_port: 2292\n")
+    second = second_host(tmp_path, 8191)
     rc, out = run_bad(place, {}, inventories=[second])
     assert_refused(rc, out, ["port 8191 is taken twice on this machine's network", "eagle3_port of badinput-rehearsal-1",
                              "eagle3_port of badinput-rehearsal-2"])
@@ -355,10 +358,7 @@ def test_two_podman_hosts_on_one_port_are_refused(place, tmp_path):
 
 def test_a_host_measuring_another_workload_is_refused(place, tmp_path):
     # Issue 53: a host's own benchmark setting would make the fleet's results incomparable, found before any change.
-    second = tmp_path / "second.yml"
-    second.write_text("all:\n  children:\n    eagle3:\n      children:\n        vllm_hosts:\n"
-                      "          hosts:\n            badinput-rehearsal-2:\n              eagle3_port: 8192\n"
-                      "              ansible_port: 2292\n              eagle3_bench_input_len: 300\n")
+    second = second_host(tmp_path, 8192, eagle3_bench_input_len=300)
     rc, out = run_bad(place, {}, inventories=[second])
     assert_refused(rc, out, ["badinput-rehearsal-2 would measure another workload than badinput-rehearsal-1",
                              "vs 300 (eagle3_bench_input_len)"])
