@@ -87,11 +87,18 @@ def test_no_token_is_refused_before_any_request(hub, tmp_path):
     assert not (tmp_path / "data").exists()
 
 
-@pytest.mark.parametrize("token", [TOKEN + "\nLD_PRELOAD=evil.so", TOKEN + "\n", "hf_short", "Bearer " + TOKEN, "hf_x y" * 5])
-def test_a_token_of_another_shape_is_refused_unshown(hub, tmp_path, token):
+NOT_A_TOKEN = "model_assets_hf_token (eagle3_hf_token) is not a Hugging Face token"
+# A newline is refused first by the settings check the play's settings role runs (the schema's rule for every string).
+NEWLINE = "eagle3_hf_token holds a newline at position 24: a unit file, an environment file, a YAML config or a command line cannot hold it (the value is not shown)"
+
+
+@pytest.mark.parametrize(("token", "expect"), [(TOKEN + "\nLD_PRELOAD=evil.so", NEWLINE), (TOKEN + "\n", NEWLINE),
+                                               ("hf_short", NOT_A_TOKEN), ("Bearer " + TOKEN, NOT_A_TOKEN),
+                                               ("hf_x y" * 5, NOT_A_TOKEN)])
+def test_a_token_of_another_shape_is_refused_unshown(hub, tmp_path, token, expect):
     rc, out = run(hub, tmp_path, "ok/model", token)
     assert rc != 0
-    assert "model_assets_hf_token (eagle3_hf_token) is not a Hugging Face token" in out
+    assert expect in out
     assert "LD_PRELOAD" not in out and TOKEN not in out and "hf_short" not in out  # not even at -vvv
     assert not (tmp_path / "data").exists()
 

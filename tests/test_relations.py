@@ -4,10 +4,20 @@ drawn from a small pool so that collisions are common."""
 from __future__ import annotations
 
 import itertools
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
+from conftest import ROOT, RUNS
+from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R
 from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
 
 PORTS = st.sampled_from([22, 2201, 2202, 8000, 8001, 9090])
@@ -109,8 +119,6 @@ def test_a_secret_given_through_another_setting_is_refused_naming_its_own_and_ne
 
 # ---- Structured settings that must agree with themselves: acceptance bands, the rate window
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B  # noqa: E402
-from conftest import ROOT  # noqa: E402
 
 BAND = st.integers(min_value=1, max_value=8).flatmap(lambda k: st.fixed_dictionaries({
     "key": st.fixed_dictionaries({"target": st.just("t"), "draft": st.just("d"), "dataset": st.just("sonnet-512-128"),
@@ -141,9 +149,11 @@ def test_the_projects_bands_agree_with_themselves():
 
 @hsettings(max_examples=200, deadline=None)
 @given(st.integers(min_value=1, max_value=600), st.integers(min_value=1, max_value=3600))
-def test_a_rate_window_of_fewer_than_two_scrape_intervals_is_refused(interval, window):
+def test_a_rate_window_of_fewer_than_two_scrape_intervals_is_refused_and_fewer_than_four_warned(interval, window):
     found = S.meaning_problems({"eagle3_monitor_scrape_interval": f"{interval}s", "eagle3_monitor_rate_window": f"{window}s"}, 1)
     assert bool(found) == (window < 2 * interval)
+    warned = S.meaning_warnings({"eagle3_monitor_scrape_interval": f"{interval}s", "eagle3_monitor_rate_window": f"{window}s"})
+    assert bool(warned) == (2 * interval <= window < 4 * interval), warned
 
 
 # ---- One workload per run: every host of it, and every rerun of its run id
@@ -204,12 +214,7 @@ def test_a_name_of_your_own_is_left_alone_or_allowed():
 
 # ---- The identity of every round (issue 53, item 4): rounds5 passes, each mutation class is refused by name
 
-import json  # noqa: E402
-import shutil  # noqa: E402
 
-from conftest import RUNS  # noqa: E402
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run  # noqa: E402
-from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R  # noqa: E402
 
 
 def _mutate(path, **change):
@@ -235,6 +240,9 @@ MUTATIONS = {
     # a round dated before the previous one of its profile
     "date": (lambda d: _mutate(d / "eagle3.round5.json", date="20200101-000000"), "eagle3.round5.json",
              "not measured in this run's order"),
+    # a round in order, but measured an hour after its own benchmark window (timeline.json): another pass's file
+    "window": (lambda d: _mutate(d / "baseline.round5.json", date="20261204-213949"), "baseline.round5.json",
+               "outside its own benchmark window 2026-12-04 20:39:13 to 2026-12-04 20:39:50 UTC"),
 }
 
 
@@ -296,3 +304,63 @@ def test_a_40_character_secret_key_is_masked_and_a_path_of_40_is_not():
     assert shown("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == '"***"'  # AWS's documented example secret key
     path = "/var/lib/eagle3/results/run/abcdefghijkl"
     assert len(path) == 40 and shown(path) == f'"{path}"'
+
+
+def test_the_settings_lookup_shows_a_short_rate_window_as_a_warning(monkeypatch):
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+    from ansible.utils.display import Display
+    from ansible_collections.eagle3.trn2.plugins.lookup.settings_problems import LookupModule
+    shown = []
+    monkeypatch.setattr(Display, "warning", lambda self, msg, *a, **k: shown.append(msg))
+    loader = DataLoader()
+    lookup = LookupModule(loader=loader, templar=Templar(loader=loader))
+    refused = lookup.run([], {"eagle3_monitor_scrape_interval": "15s", "eagle3_monitor_rate_window": "45s"})
+    assert refused == [] and len(shown) == 1 and "fewer than four scrape intervals" in shown[0], (refused, shown)
+
+
+# ---- Every play that reads the settings checks them, the phase playbooks run alone included
+
+PLAYBOOK_INVENTORY = """all:
+  children:
+    controller:
+      hosts:
+        localhost: {ansible_connection: local, ansible_python_interpreter: "{{ ansible_playbook_python }}"}
+    vllm_hosts:
+      hosts:
+        # nothing listens on 127.0.0.1:9: a task that connected would end unreachable, not refused
+        probe-1: {ansible_connection: ssh, ansible_host: 127.0.0.1, ansible_port: 9, ansible_user: root}
+"""
+
+
+def _plays():
+    for path in sorted((ROOT / "playbooks").glob("*.yml")):
+        for play in yaml.safe_load(path.read_text()):
+            if not any(key.endswith("import_playbook") for key in play):
+                yield path.name, play
+
+
+@pytest.mark.parametrize(("name", "play"), list(_plays()), ids=lambda v: v if isinstance(v, str) else v.get("name", "")[:40])
+def test_every_play_reads_the_settings_through_the_role_that_checks_them(name, play):
+    roles = [r["role"] if isinstance(r, dict) else r for r in play.get("roles", [])]
+    assert roles[:1] == ["eagle3.trn2.settings"], (name, play.get("name"))
+    # pre_tasks run before the play's roles: until the phase shortcut (which checks first), only checks that do not connect
+    for task in play.get("pre_tasks", []):
+        action = next(k for k in task if k.startswith("ansible.builtin."))
+        if task[action] == "tasks/phase_skip.yml":
+            break
+        assert action == "ansible.builtin.assert", (name, task.get("name"))
+    first = yaml.safe_load((ROOT / "playbooks/tasks/phase_skip.yml").read_text())[0]
+    assert first.get("ansible.builtin.import_role") == {"name": "eagle3.trn2.settings"}
+
+
+@pytest.mark.parametrize("playbook", ["host.yml", "monitor.yml"])
+def test_a_phase_playbook_run_alone_refuses_a_misspelt_setting_before_it_connects(tmp_path, playbook):
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(PLAYBOOK_INVENTORY)
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory),
+                           str(ROOT / "playbooks" / playbook), "-e", "eagle3_run_id=probe", "-e", "eagle3_monitr_port=9090"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "eagle3_monitr_port is not a setting" in out, out[-3000:]
+    assert "unreachable=1" not in out and "UNREACHABLE" not in out, out[-3000:]

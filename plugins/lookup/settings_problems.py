@@ -12,6 +12,7 @@ description:
     control characters. A value given with -e key=value, or made by a template, is converted once by its declared
     type.
   - Returns one message per problem, each naming the setting (never a secret's value); none when every setting is valid.
+    What the settings allow but an operator should hear about (settings.meaning_warnings) is shown as a warning.
 options:
   _terms:
     description: Not used.
@@ -32,8 +33,10 @@ _raw:
 """
 
 from ansible.plugins.lookup import LookupBase
+from ansible.utils.display import Display
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import resolve, role_inputs, settings_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import (meaning_warnings, resolve, role_inputs,
+                                                                          settings_problems)
 
 
 class LookupModule(LookupBase):
@@ -45,4 +48,6 @@ class LookupModule(LookupBase):
         allowed = values.get("eagle3_settings_allow", [])
         fleet = len(groups.get("vllm_hosts", []))
         others = [name for name in variables.keys() if name not in values and name not in unresolved]
+        for warning in meaning_warnings(values):
+            Display().warning(warning)  # once a run: Ansible shows a repeated warning once
         return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet, others)

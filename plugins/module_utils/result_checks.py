@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -292,12 +293,14 @@ def round_problems(entry: Mapping[str, Any], record: Mapping[str, Any], baseline
     """The identity of every round of one host (issue 53, item 4), over its files that passed the per-file checks:
     one engine version across all of them; no speculative-decoding counters in a baseline round; as many per-position
     rates as the profile's k (the manifest's); no two files with the same measurements (a copy is not a measurement);
-    each profile's rounds in time order (vllm bench's own `date`). (profile, round) -> why."""
+    each profile's rounds in time order (vllm bench's own `date`), each inside its own benchmark window (timeline.json).
+    (profile, round) -> why."""
     skip, out = set(skip), {}
     files = [(p, r, d) for p, r, d in _files(entry) if (p, r) not in skip and isinstance(d, Mapping)]
     first = next(((p, r, d["vllm_version"]) for p, r, d in files if isinstance(d.get("vllm_version"), str)), None)
     seen: dict[tuple, str] = {}
     last_date: dict[str, tuple[str, int]] = {}
+    timeline = (entry.get("timeline") or {}).get("profiles") if isinstance(entry.get("timeline"), Mapping) else None
     for profile, round_no, data in sorted(files, key=lambda f: (f[1], f[0])):
         name, why = layout.result_name(profile, round_no), []
         version = data.get("vllm_version")
@@ -323,9 +326,38 @@ def round_problems(entry: Mapping[str, Any], record: Mapping[str, Any], baseline
                        "not measured in this run's order")
         if isinstance(date, str):
             last_date[profile] = max(last_date.get(profile, (date, round_no)), (date, round_no))
+        outside = _outside_window(date, (timeline.get(name[:-len(".json")]) if isinstance(timeline, Mapping) else None))
+        if outside:
+            why.append(outside)
         if why:
             out[(profile, round_no)] = "; ".join(why)
     return out
+
+
+# How far a result's `date` may lie outside its benchmark's window (timeline.json, the controller's clock): the clocks
+# of controller and host (NTP keeps them within a second), `date`'s whole seconds, and the file written after the end.
+WINDOW_SLACK_S = 300
+
+
+def _outside_window(date: Any, times: Any) -> str | None:
+    """Why a result dated `date` (vllm bench's "%Y%m%d-%H%M%S", the client's local time: UTC, as the role runs it with
+    TZ=UTC) was not measured in its own benchmark window `times` ({bench_start, bench_end}, UTC epoch seconds); None
+    when it was, or when either is missing (a run recorded before timelines, a result written by hand is caught by its
+    other checks)."""
+    if not (isinstance(date, str) and isinstance(times, Mapping)):
+        return None
+    start, end = times.get("bench_start"), times.get("bench_end")
+    if not (_is_number(start) and _is_number(end)):
+        return None
+    try:
+        when = datetime.strptime(date, "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+    if start - WINDOW_SLACK_S <= when <= end + WINDOW_SLACK_S:
+        return None
+    shown = lambda t: datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")  # noqa: E731
+    return (f"dated {date} (UTC), outside its own benchmark window {shown(start)} to {shown(end)} UTC (timeline.json, "
+            f"{WINDOW_SLACK_S} s either side): not measured in this run")
 
 
 def check_run(run: Mapping[str, Any], baseline: str = "baseline",

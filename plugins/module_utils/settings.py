@@ -231,6 +231,17 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     return out
 
 
+def meaning_warnings(values: Mapping[str, Any]) -> list[str]:
+    """What the settings allow but an operator should hear about (the lookup shows each as an Ansible warning)."""
+    out, get = [], values.get
+    window, interval = seconds(get("eagle3_monitor_rate_window")), seconds(get("eagle3_monitor_scrape_interval"))
+    if window is not None and interval is not None and 2 * interval <= window < 4 * interval:
+        out.append(f"eagle3_monitor_rate_window {get('eagle3_monitor_rate_window')} holds fewer than four scrape intervals "
+                   f"(eagle3_monitor_scrape_interval {get('eagle3_monitor_scrape_interval')}): one missed scrape leaves "
+                   "rate() a single sample and the acceptance alert blind; four intervals or more is Prometheus's advice.")
+    return out
+
+
 def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     """(hours, how) of a run's benchmarks, estimated from its settings; None when a value it needs is not there."""
     rates, accelerator = values.get("eagle3_bench_stream_rate"), values.get("eagle3_accelerator")
