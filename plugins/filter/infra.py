@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import time
 from typing import Any
+
+from ansible_collections.eagle3.trn2.plugins.module_utils import deadman as _deadman
 
 
 DOCUMENTATION = r"""
@@ -22,6 +25,12 @@ DOCUMENTATION = r"""
       empty when it names none (not a DLAMI). C(dlamis_of_release) keeps the images (ec2_ami_info's) whose description
       names a release, oldest first by creation date. AWS documents the selection of a release's DLAMI by the filter
       C(description=*Neuron SDK 2.32.0*) (aws-neuron-sdk deploy/environments/dlami.rst).
+    - C(eagle3_deadman_user_data) is the user data (cloud-config) that arms an instance's dead-man switch at first
+      boot for the hours given: its deadline is now + 1.5 x hours (plugins/module_utils/deadman.py).
+    - C(eagle3_teardown_due) is whether a run's end tears its fleet down - eagle3_teardown C(always), or C(on_success)
+      with a verdict whose C(ok) is true (no verdict is not a success).
+    - C(eagle3_deadman_lines) says, per host, when its dead-man switch fires and how to keep the host, from each host's
+      last C(deadman_switch) (the deadman role's output; none for a host that ran no phase in this run).
 """
 
 
@@ -242,6 +251,34 @@ def eagle3_launch_notice(missing: Any, instance_type: str, region: str, zone: st
             f"A vCPU quota too low for the type ({QUOTA_CODE}) stops it at once.")
 
 
+def eagle3_deadman_user_data(hours: Any) -> str:
+    """The cloud-config that arms the dead-man switch at first boot, `hours` (the time the host must have) from now."""
+    return _deadman.cloud_config(_deadman.next_deadline(time.time(), None, float(hours)))
+
+
+def eagle3_teardown_due(teardown: Any, verdict: Any) -> bool:
+    """Whether the end of a run tears its fleet down (eagle3_teardown, the run's verdict.json or None)."""
+    ok = isinstance(verdict, dict) and verdict.get("ok") is True
+    return teardown == "always" or (teardown == "on_success" and ok)
+
+
+def eagle3_deadman_lines(switches: dict[str, Any], provider: str = "ec2") -> list[str]:
+    """One line per host: when its switch fires and how to keep it, or that nothing will stop it."""
+    out = []
+    for host, switch in sorted((switches or {}).items()):
+        if not isinstance(switch, dict) or "armed" not in switch:
+            out.append(f"{host}: its dead-man switch was not set in this run (no host phase ran there)")
+        elif switch["armed"]:
+            out.append(f"{host}: powers itself off at {switch['deadline']}"
+                       + (" and terminates" if provider == "ec2" else "")
+                       + f" unless a run pushes it; to keep it, run `{switch['keep']}` on it or rerun with "
+                       "-e eagle3_deadman=false")
+        else:
+            out.append(f"{host}: no dead-man switch (it serves, or eagle3_deadman is false): it runs until "
+                       "eagle3.trn2.teardown")
+    return out
+
+
 class FilterModule:
     """Ansible entry point."""
 
@@ -250,4 +287,6 @@ class FilterModule:
                 "eagle3_is_cidr": eagle3_is_cidr, "eagle3_is_s3_bucket": eagle3_is_s3_bucket,
                 "eagle3_cidrs_too_wide": eagle3_cidrs_too_wide,
                 "eagle3_cache_disk": eagle3_cache_disk,
-                "neuron_sdk_of_ami": neuron_sdk_of_ami, "dlamis_of_release": dlamis_of_release}
+                "neuron_sdk_of_ami": neuron_sdk_of_ami, "dlamis_of_release": dlamis_of_release,
+                "eagle3_deadman_user_data": eagle3_deadman_user_data, "eagle3_deadman_lines": eagle3_deadman_lines,
+                "eagle3_teardown_due": eagle3_teardown_due}

@@ -19,6 +19,8 @@ DOCUMENTATION = r"""
       in start order with times in seconds from the fleet's first start), C(overlaps) (pairs of benchmark
       windows on different hosts that overlapped, with the seconds they shared), C(overlapped), C(span_s) per
       host, C(fleet_s), C(straggler) and C(rows) for the chart.
+    - C(eagle3_starts) takes one host's timeline profiles and returns, per start, C(start_to_ready_s), C(compile_cache)
+      and C(compile_metrics) (the manifest's C(starts)).
 """
 
 
@@ -46,7 +48,9 @@ def eagle3_timeline(timelines: dict[str, Any], exclusive: bool | None = None) ->
         flags.add(bool(data.get("exclusive_window")))
         rows = [dict({k: float(v[k]) for k in EVENTS if _is_number(v.get(k))}, profile=name,
                      failed=bool(v.get("failed")), window_wait_s=v.get("window_wait_s"),
-                     compile_cache=v.get("compile_cache") if isinstance(v.get("compile_cache"), str) else None)
+                     compile_cache=v.get("compile_cache") if isinstance(v.get("compile_cache"), str) else None,
+                     compile_metrics={k: m for k, m in (v.get("compile_metrics") or {}).items() if _is_number(m)}
+                     if isinstance(v.get("compile_metrics"), dict) else {})
                 for name, v in profiles.items() if isinstance(v, dict)]
         hosts[host] = sorted(rows, key=lambda r: r.get("start", r.get("stop", 0.0)))
     stamps = [r[k] for rows in hosts.values() for r in rows for k in EVENTS if k in r]
@@ -104,11 +108,31 @@ def eagle3_timeline_lines(timeline: dict[str, Any]) -> list[str]:
         lines.append("compile cache per start (start to ready): " + "; ".join(
             f"{state} {len(starts[state])} ({', '.join(starts[state])})"
             for state in sorted(starts, key=lambda s: order.index(s) if s in order else len(order))))
+    metrics = [f"{host} {r['profile']} " + ", ".join(f"{k} {m:g}" for k, m in sorted(r["compile_metrics"].items()))
+               for host, rows in sorted(timeline["hosts"].items()) for r in rows if r.get("compile_metrics")]
+    if metrics:
+        lines.append("the engine's compile-time metrics at ready: " + "; ".join(metrics))
     return lines
+
+
+def eagle3_starts(profiles: dict[str, Any]) -> dict[str, Any]:
+    """Each server start of a host's timeline (its profiles, keyed as timeline.json keys them): start to ready in
+    seconds (the compile on a cold trn2 start), the compile cache it started with, and the engine's compile-time
+    metrics where it exposes any. The manifest's `starts`."""
+    out = {}
+    for key, times in sorted((profiles or {}).items()):
+        if not isinstance(times, dict):
+            continue
+        start, ready = times.get("start"), times.get("ready")
+        out[key] = {"start_to_ready_s": round(ready - start, 1) if _is_number(start) and _is_number(ready) else None,
+                    "compile_cache": times.get("compile_cache"),
+                    "compile_metrics": times.get("compile_metrics") or {}}
+    return out
 
 
 class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_timeline": eagle3_timeline, "eagle3_timeline_lines": eagle3_timeline_lines}
+        return {"eagle3_timeline": eagle3_timeline, "eagle3_timeline_lines": eagle3_timeline_lines,
+                "eagle3_starts": eagle3_starts}

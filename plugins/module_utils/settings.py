@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -204,6 +205,10 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     if serve not in (None, "none") and not get("eagle3_serve_api_key"):
         out.append(f"eagle3_serve {serve} needs an API key: set eagle3_serve_api_key from the EAGLE3_API_KEY environment "
                    "variable or an Ansible Vault file (-e @vault.yml).")
+    if get("eagle3_teardown", "never") != "never" and serve not in (None, "none"):
+        out.append(f"eagle3_teardown {get('eagle3_teardown')} tears down a fleet that eagle3_serve {serve} puts into "
+                   "service: a run that serves keeps its fleet (eagle3_teardown: never), a run that only benchmarks "
+                   "(eagle3_serve: none) may tear it down.")
     if get("eagle3_provider") == "podman" and get("eagle3_serve_bind_address") not in ("127.0.0.1", get("eagle3_bind_address")):
         out.append("eagle3_serve_bind_address must be 127.0.0.1 on podman hosts: they share this machine's network, and "
                    f"the rehearsal serves on loopback only (got \"{get('eagle3_serve_bind_address')}\").")
@@ -261,6 +266,36 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     return hours, ((f"{rounds} rounds x " if rounds > 1 else "")
                    + f"{profiles} profiles x {prompts} prompts x {tokens} output tokens at about {rate:g} tok/s, "
                    f"{rates[accelerator]:g} per concurrent request on {accelerator} x {streams}")
+
+
+# The part of a run that is neither a server start nor a benchmark (the install, the model download, the report): the
+# dead-man switch's allowance for it (eagle3_deadman_hours).
+SETUP_HOURS = 1.0
+
+
+RUN_HOURS_NAMES = ("eagle3_bench_stream_rate", "eagle3_accelerator", "eagle3_bench_num_prompts", "eagle3_bench_output_len",
+                   "eagle3_bench_max_concurrency", "eagle3_num_speculative_tokens", "eagle3_server_options_defaults",
+                   "eagle3_server_options", "eagle3_bench_rounds", "eagle3_ready_timeout")
+
+
+def typed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` (resolved) each converted by its declared type, as the check converts -e text and templates' output."""
+    props = _effective(False)["properties"]
+    return {name: convert(_schema.plain(value), props[name]) if name in props else _schema.plain(value)
+            for name, value in values.items()}
+
+
+def run_hours(values: Mapping[str, Any]) -> float:
+    """The expected length of a run, in hours rounded up to the quarter: the benchmark estimate (bench_hours), plus the
+    readiness bound (eagle3_ready_timeout) for each server start (every profile of every round), plus SETUP_HOURS.
+    Settings it cannot read count as 6 hours of benchmark."""
+    bench = bench_hours(values)
+    ks, rounds, ready = values.get("eagle3_num_speculative_tokens"), values.get("eagle3_bench_rounds"), values.get("eagle3_ready_timeout")
+    rounds = rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
+    starts = rounds * (1 + (len(ks) if isinstance(ks, list) else 1))
+    ready = ready if isinstance(ready, int) and not isinstance(ready, bool) and ready > 0 else 3600
+    hours = (bench[0] if bench else 6.0) + starts * ready / 3600 + SETUP_HOURS
+    return math.ceil(hours * 4) / 4
 
 
 def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), allowed: Any = (),

@@ -5,7 +5,8 @@ failed or restarted, printing one JSON object: the unit's ActiveState, SubState,
 /health status ("health": 200 or the error's name) and a "progress" line (time since the start, the server's
 last log line) that the play shows per window (plugins/callback/eagle3_progress.py). With "journal", a ready
 server's journal since SINCE comes too ("journal", its lines as `journalctl -o cat` prints them): what the engine
-resolved at this start, read in the same call.
+resolved at this start, read in the same call; and its compile-time metrics ("compile_metrics": every sample of
+/metrics whose name holds "compil", such as the Neuron plugin's, by name and labels; {} where the engine exposes none).
 """
 from __future__ import annotations
 
@@ -48,6 +49,24 @@ def journal(unit: str, since: int) -> list[str]:
                           capture_output=True, text=True).stdout.splitlines()
 
 
+def compile_metrics(url: str) -> dict[str, float]:
+    """The samples of /metrics whose metric name holds "compil" (Prometheus text format), name{labels} -> value."""
+    try:
+        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode("utf-8", "replace")
+    except Exception:  # no metrics endpoint: nothing to record
+        return {}
+    out = {}
+    for line in text.splitlines():
+        sample, _, value = line.rpartition(" ")
+        if line.startswith("#") or "compil" not in sample.split("{", 1)[0]:
+            continue
+        try:
+            out[sample] = float(value)
+        except ValueError:
+            continue
+    return out
+
+
 def wait(unit: str, url: str, window: float, since: int, timeout: str, with_journal: bool = False) -> dict[str, Any]:
     deadline = time.monotonic() + window
     while True:
@@ -59,6 +78,7 @@ def wait(unit: str, url: str, window: float, since: int, timeout: str, with_jour
                 unit, time.time() - since, timeout, state["health"], (last[:160] if last else "(none yet)"))
             if with_journal and state["health"] == 200:
                 state["journal"] = journal(unit, since)
+                state["compile_metrics"] = compile_metrics(url)
             return state
         time.sleep(0.5)
 
