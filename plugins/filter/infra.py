@@ -26,7 +26,7 @@ DOCUMENTATION = r"""
       names a release, oldest first by creation date. AWS documents the selection of a release's DLAMI by the filter
       C(description=*Neuron SDK 2.32.0*) (aws-neuron-sdk deploy/environments/dlami.rst).
     - C(eagle3_deadman_user_data) is the user data (cloud-config) that arms an instance's dead-man switch at first
-      boot for the hours given: its deadline is now + 1.5 x hours (plugins/module_utils/deadman.py).
+      boot for the hours given (its deadline is now + 1.5 x hours; plugins/module_utils/deadman.py).
     - C(eagle3_teardown_due) is whether a run's end tears its fleet down - eagle3_teardown C(always), or C(on_success)
       with a verdict whose C(ok) is true (no verdict is not a success).
     - C(eagle3_deadman_lines) says, per host, when its dead-man switch fires and how to keep the host, from each host's

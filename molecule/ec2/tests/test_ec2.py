@@ -2,14 +2,18 @@
 inventory plugin, an instance replacement that fails on its new instance, an interrupted provision and teardown."""
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import boto3
 import pytest
+import yaml
 from botocore.exceptions import ClientError
 
 ROOT = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
@@ -276,6 +280,49 @@ def test_interrupted_provision_reruns_without_duplicates():
     assert len(fleet()) == 2
     again = playbook("playbooks/provision.yml", "-e", "provision_ec2_count=2")
     assert "changed=0" in recap(again), recap(again)
+
+
+def test_the_fleet_is_launched_with_its_dead_man_switch():
+    # eagle3_deadman is on by default on EC2: a power-off terminates the instance, and the user data arms the switch
+    # at first boot for 1.5 x eagle3_run_hours (2 h in this inventory) from the launch.
+    for inst in fleet():
+        attribute = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="instanceInitiatedShutdownBehavior")
+        assert attribute["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
+        data = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="userData")["UserData"]["Value"]
+        cloud = yaml.safe_load(base64.b64decode(data))
+        timer = next(f["content"] for f in cloud["write_files"] if f["path"] == "/etc/systemd/system/eagle3-deadman.timer")
+        deadline = datetime.strptime(re.search(r"OnCalendar=(.*) UTC", timer).group(1), "%Y-%m-%d %H:%M:%S")
+        launched = inst["LaunchTime"].astimezone(timezone.utc).replace(tzinfo=None)
+        assert timedelta(hours=3) <= deadline - launched <= timedelta(hours=3, minutes=10), (deadline, launched)
+        assert ["systemctl", "enable", "--now", "eagle3-deadman.timer"] in cloud["runcmd"]
+
+
+def _after_run(tmp_path: Path, teardown: str, ok: bool) -> subprocess.CompletedProcess:
+    """playbooks/after_run.yml (site.yml's step 8) for a run whose verdict.json says `ok`."""
+    run = tmp_path / "results" / "ended"
+    run.mkdir(parents=True)
+    (run / "verdict.json").write_text(json.dumps({"ok": ok, "failing": [], "reasons": []}))
+    return playbook("playbooks/after_run.yml", "-e", json.dumps({"eagle3_run_id": "ended", "eagle3_teardown": teardown}),
+                    env={"EAGLE3_RESULTS_DIR": str(tmp_path / "results")})
+
+
+def test_on_success_keeps_the_fleet_of_a_failed_run(tmp_path):
+    before = [i["InstanceId"] for i in fleet()]
+    proc = _after_run(tmp_path, "on_success", False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert [i["InstanceId"] for i in fleet()] == before and len(before) >= 1
+
+
+def test_always_tears_down_the_fleet_of_a_failed_run_and_its_capacity_launch_template(tmp_path):
+    # the template a capacity reservation's fleet launches through (ec2_capacity_target), made here as it makes it
+    EC2.create_launch_template(LaunchTemplateName="eagle3-bench-molecule-capacity", LaunchTemplateData={},
+                               TagSpecifications=[{"ResourceType": "launch-template",
+                                                   "Tags": [{"Key": "Project", "Value": "eagle3-bench"}]}])
+    proc = _after_run(tmp_path, "always", False)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert fleet() == []
+    names = [t["LaunchTemplateName"] for t in EC2.describe_launch_templates()["LaunchTemplates"]]
+    assert "eagle3-bench-molecule-capacity" not in names, names
 
 
 def test_teardown_leaves_nothing_running():
