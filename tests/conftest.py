@@ -99,3 +99,29 @@ def installed(built, tmp_path_factory) -> Path:
     dest = tmp_path_factory.mktemp("collections")
     _galaxy("install", "--no-deps", "-p", str(dest), str(built), env={"ANSIBLE_COLLECTIONS_PATH": str(dest)})
     return dest
+
+
+# Every AWS operation the Ansible runs of a test file make, recorded (molecule/ec2/files/aws_calls/sitecustomize.py,
+# the recorder molecule ec2 uses; issue 54): the S3 files' runs (results export, s3_relay, wheelhouse, compile cache)
+# are checked against iam/controller-policy.json by their last test (`assert_allowed_by_the_policy`).
+AWS_RECORDER = ROOT / "molecule" / "ec2" / "files" / "aws_calls"
+
+
+@pytest.fixture(scope="module")
+def aws_calls(tmp_path_factory):
+    """The log every Ansible process this module starts writes its AWS operations to (the module's own environment)."""
+    log = tmp_path_factory.mktemp("aws_calls") / "aws_calls.log"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EAGLE3_AWS_CALLS", str(log))
+        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(AWS_RECORDER), os.environ.get("PYTHONPATH")])))
+        yield log
+
+
+def assert_allowed_by_the_policy(log: Path, expected: set[str]) -> None:
+    """The operations recorded in `log` include `expected` (the recorder saw them) and the policy allows every one."""
+    import iam_policy
+
+    actions = iam_policy.recorded_actions(log.read_text().splitlines() if log.exists() else [])
+    assert expected <= set(actions), sorted(actions)
+    policy = json.loads((ROOT / "iam" / "controller-policy.json").read_text())
+    assert iam_policy.missing(actions, policy) == [], {a: sorted(actions[a]) for a in iam_policy.missing(actions, policy)}

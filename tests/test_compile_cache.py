@@ -19,12 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_allowed_by_the_policy
 from test_results_export import CREDENTIALS, moto, s3  # noqa: F401  (fixtures)
 from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache_manifest import set_state
 from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
     eagle3_compile_cache_diff, eagle3_compile_cache_failure, eagle3_compile_cache_key, eagle3_compile_cache_material,
     eagle3_compile_cache_parts, eagle3_vllm_cache_root)
+
+# Every AWS operation this file's Ansible runs make is recorded and checked against the IAM policy (last test).
+pytestmark = pytest.mark.usefixtures("aws_calls")
 
 PROBE = ROOT / "roles/compile_cache/files/probes/compile_cache.py"
 CTL = ROOT / "roles/compile_cache/files/compile_cache_ctl.py"
@@ -419,3 +422,8 @@ def test_the_hosts_waiting_for_a_failed_canary_compile_themselves(tmp_path):
     got = two_hosts(tmp_path, canary_action="fail", wait=900)
     assert got["peer"]["state"] == "cold" and "shipped nothing (failed)" in got["peer"]["reason"]
     assert time.monotonic() - began < 600  # did not wait out the 900 s (margin for a loaded machine)
+
+
+def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
+    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    assert_allowed_by_the_policy(aws_calls, {"s3:PutObject", "s3:GetObject"})

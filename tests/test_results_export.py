@@ -22,7 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, RUNS
+from conftest import ROOT, RUNS, assert_allowed_by_the_policy
+
+# Every AWS operation this file's Ansible runs make is recorded and checked against the IAM policy (last test).
+pytestmark = pytest.mark.usefixtures("aws_calls")
 
 BIN = Path(sys.executable).parent
 BUCKET = "eagle3-results"
@@ -227,3 +230,8 @@ def test_the_site_preflight_refuses_a_bad_bucket_before_any_change(tmp_path):
     assert ('Refused before any change: eagle3_results_s3_bucket must be empty (none) or an S3 bucket name: 3-63 '
             'characters of a-z, 0-9, "." and "-", a letter or digit at both ends, no ".." (got "Results_Bucket")') in out
     assert not (tmp_path / "results").exists()
+
+
+def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
+    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    assert_allowed_by_the_policy(aws_calls, {"s3:PutObject", "s3:GetObject"})

@@ -12,8 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+import pytest
+
+from conftest import ROOT, assert_allowed_by_the_policy
 from test_results_export import CREDENTIALS, moto, s3  # noqa: F401  (fixtures)
+
+# Every AWS operation this file's Ansible runs make is recorded and checked against the IAM policy (last test).
+pytestmark = pytest.mark.usefixtures("aws_calls")
 
 BUCKET = "eagle3-relay-test"
 OBJECT = "eagle3/relay/archive.bin"
@@ -125,3 +130,8 @@ def test_without_put_once_a_changed_file_replaces_the_object(s3, moto, tmp_path)
     assert s3.get_object(Bucket=BUCKET, Key=OBJECT)["Body"].read() == src
     for host in HOSTS:
         assert (tmp_path / host / "relayed.bin").read_bytes() == src
+
+
+def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
+    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    assert_allowed_by_the_policy(aws_calls, {"s3:PutObject", "s3:GetObject"})

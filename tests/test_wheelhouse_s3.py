@@ -13,8 +13,13 @@ import sys
 import tarfile
 from pathlib import Path
 
-from conftest import ROOT
+import pytest
+
+from conftest import ROOT, assert_allowed_by_the_policy
 from test_results_export import CREDENTIALS, moto, s3  # noqa: F401  (fixtures)
+
+# Every AWS operation this file's Ansible runs make is recorded and checked against the IAM policy (last test).
+pytestmark = pytest.mark.usefixtures("aws_calls")
 
 BUCKET = "eagle3-wheelhouse-test"
 
@@ -73,3 +78,8 @@ def test_the_host_downloads_the_wheelhouse_from_s3_uploaded_once(s3, moto, tmp_p
     rc, out = play(tmp_path, moto, tar)
     assert rc == 0 and [line.split(" ")[0] for line in upload_lines(out)] == ["ok:"], out[-3000:]
     assert s3.head_object(Bucket=BUCKET, Key=f"eagle3/wheelhouse/{tar.name}")["LastModified"] == modified
+
+
+def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
+    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    assert_allowed_by_the_policy(aws_calls, {"s3:PutObject"})
