@@ -1,11 +1,15 @@
-"""Bad inputs: each is refused by the real `ansible-playbook site.yml` before any host is contacted or changed.
+"""Bad inputs: each is refused by the real preflight before any host is contacted or changed.
 
-Every case runs site.yml on the rehearsal's inventory (its group_vars, as molecule default uses them, serving the best
+Every case runs the project's preflight (`eagle3.trn2.preflight`, the playbook site.yml imports first and whose
+refusal ends site.yml) on the rehearsal's inventory (its group_vars, as molecule default uses them, serving the best
 profile with an API key, a monitor host) with one mistake, and asserts that the run failed with "Refused before any
 change", that the message names the variable and the expectation, that nothing changed (PLAY RECAP changed=0
 everywhere) and that no host was contacted: the inventory's hosts are podman containers that are never created, so a
 task reaching one would end UNREACHABLE instead of refused (unreachable=0 on every recap line), and no container
-exists afterwards. The runs are independent: a module fixture runs them WORKERS at a time (read-only on the
+exists afterwards. One case of each place a refusal comes from (SITE: the schema, a role's preflight, a relation
+between hosts, a secret on the command line, the results directory, the benchmark's length, the controller's EC2
+inputs) runs the whole `eagle3.trn2.site` instead, which proves that site.yml stops there: a run of the preflight alone
+costs about two thirds of one through site.yml, whose every playbook Ansible parses first. The runs are independent: a module fixture runs them WORKERS at a time (read-only on the
 controller apart from their own results directory) and each test asserts its own case.
 
 (Until 2026-12-02 these ran in molecule default against the converged rehearsal host, comparing its files before and
@@ -259,13 +263,19 @@ def place(tmp_path_factory) -> Path:
     return root
 
 
-def run_bad(place: Path, extra, inventories=(), token="", api_key=API_KEY) -> tuple[int, str]:
-    """Return code and output (whitespace folded) of site.yml with one mistake; HF_TOKEN only when a token is given."""
+# The cases run through the whole site.yml: one per place a refusal comes from (the others run its preflight).
+SITE = {"port-low", "option-typo", "serve-port-is-monitor-ssh", "token-on-command-line", "results-is-a-file",
+        "bench-too-long", "fleet-count", "api-key-trailing-newline"}
+
+
+def run_bad(place: Path, extra, inventories=(), token="", api_key=API_KEY,
+            playbook: str = "eagle3.trn2.site") -> tuple[int, str]:
+    """Return code and output (whitespace folded) of `playbook` with one mistake; HF_TOKEN only when a token is given."""
     if isinstance(extra, str):
         extra = extra.replace("{work}", str(place / "work"))
     args = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(place / "inventory")]
     args += [arg for inventory in inventories for arg in ("-i", str(inventory))]
-    args += ["-e", extra if isinstance(extra, str) else json.dumps(extra), "eagle3.trn2.site"]
+    args += ["-e", extra if isinstance(extra, str) else json.dumps(extra), playbook]
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), EAGLE3_RUN_ID="badinput", ANSIBLE_NOCOLOR="1",
                ANSIBLE_COLLECTIONS_PATH=os.environ.get("EAGLE3_COLLECTIONS", str(ROOT / "collections")),
                EAGLE3_RESULTS_DIR=str(place / "results"), EAGLE3_API_KEY=api_key)
@@ -285,7 +295,8 @@ def refusals(place):
     """{case id: (rc, output)} for every case, WORKERS at a time."""
     def one(case):
         name, extra, _ = case
-        return name, run_bad(place, extra, token=ENV_TOKENS.get(name, ""), api_key=ENV_API_KEYS.get(name, API_KEY))
+        return name, run_bad(place, extra, token=ENV_TOKENS.get(name, ""), api_key=ENV_API_KEYS.get(name, API_KEY),
+                             playbook="eagle3.trn2.site" if name in SITE else "eagle3.trn2.preflight")
 
     with ThreadPoolExecutor(WORKERS) as pool:
         return dict(pool.map(one, CASES))
@@ -303,6 +314,7 @@ def assert_refused(rc, out, expected):
 
 def test_at_least_25_cases():
     assert len(CASES) >= 25 and len({case[0] for case in CASES}) == len(CASES)
+    assert SITE <= {case[0] for case in CASES}
 
 
 @pytest.mark.parametrize(("case", "expected"), [(case[0], case[2]) for case in CASES], ids=[case[0] for case in CASES])

@@ -22,14 +22,18 @@ TIMER, SERVICE = "eagle3-deadman.timer", "eagle3-deadman.service"
 
 
 def switch(**args) -> dict:
-    """The module eagle3.trn2.deadman run on the host (ad hoc, as root); its result."""
-    line = " ".join(f"{k}={v}" for k, v in args.items())
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible"), NAME, "-i", str(EPHEMERAL / "inventory"), "-b",
-                           "-m", "eagle3.trn2.deadman", "-a", line],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env=dict(site_env("deadman"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="json"))
+    """The module eagle3.trn2.deadman run on the host as root (a play with the project's settings, which the
+    inventory's connection variables read); its result."""
+    play = EPHEMERAL / "deadman_play.yml"
+    play.write_text(f"- hosts: {NAME}\n  gather_facts: false\n  become: true\n  roles: [eagle3.trn2.settings]\n"
+                    f"  tasks:\n    - name: The switch\n      eagle3.trn2.deadman: {json.dumps(args)}\n")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
+                           str(play)], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=dict(site_env("deadman"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    return json.loads(proc.stdout[proc.stdout.index("{"):])["plays"][0]["tasks"][0]["hosts"][NAME]
+    # ansible.cfg also enables profile_tasks, whose lines follow the JSON document
+    document, _ = json.JSONDecoder().raw_decode(proc.stdout[proc.stdout.index("{"):])
+    return document["plays"][0]["tasks"][-1]["hosts"][NAME]
 
 
 def live(unit: str, *props: str) -> dict[str, str]:

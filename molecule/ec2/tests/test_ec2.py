@@ -68,6 +68,22 @@ def test_fleet_of_two_trn2_with_tags():
         assert inst["KeyName"] == "eagle3"
 
 
+def test_the_fleet_is_launched_with_its_dead_man_switch():
+    # converge's fleet (later tests add an instance the way an interrupted run leaves one, without it): eagle3_deadman
+    # is on by default on EC2, a power-off terminates the instance, and the user data arms the switch at first boot for
+    # 1.5 x eagle3_run_hours (2 h in this inventory) from the launch.
+    for inst in fleet():
+        attribute = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="instanceInitiatedShutdownBehavior")
+        assert attribute["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
+        data = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="userData")["UserData"]["Value"]
+        cloud = yaml.safe_load(base64.b64decode(data))
+        timer = next(f["content"] for f in cloud["write_files"] if f["path"] == "/etc/systemd/system/eagle3-deadman.timer")
+        deadline = datetime.strptime(re.search(r"OnCalendar=(.*) UTC", timer).group(1), "%Y-%m-%d %H:%M:%S")
+        launched = inst["LaunchTime"].astimezone(timezone.utc).replace(tzinfo=None)
+        assert timedelta(hours=3) <= deadline - launched <= timedelta(hours=3, minutes=10), (deadline, launched)
+        assert ["systemctl", "enable", "--now", "eagle3-deadman.timer"] in cloud["runcmd"]
+
+
 def test_imdsv2_required():
     for inst in fleet():
         assert inst["MetadataOptions"]["HttpTokens"] == "required"
@@ -282,21 +298,6 @@ def test_interrupted_provision_reruns_without_duplicates():
     assert "changed=0" in recap(again), recap(again)
 
 
-def test_the_fleet_is_launched_with_its_dead_man_switch():
-    # eagle3_deadman is on by default on EC2: a power-off terminates the instance, and the user data arms the switch
-    # at first boot for 1.5 x eagle3_run_hours (2 h in this inventory) from the launch.
-    for inst in fleet():
-        attribute = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="instanceInitiatedShutdownBehavior")
-        assert attribute["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
-        data = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="userData")["UserData"]["Value"]
-        cloud = yaml.safe_load(base64.b64decode(data))
-        timer = next(f["content"] for f in cloud["write_files"] if f["path"] == "/etc/systemd/system/eagle3-deadman.timer")
-        deadline = datetime.strptime(re.search(r"OnCalendar=(.*) UTC", timer).group(1), "%Y-%m-%d %H:%M:%S")
-        launched = inst["LaunchTime"].astimezone(timezone.utc).replace(tzinfo=None)
-        assert timedelta(hours=3) <= deadline - launched <= timedelta(hours=3, minutes=10), (deadline, launched)
-        assert ["systemctl", "enable", "--now", "eagle3-deadman.timer"] in cloud["runcmd"]
-
-
 def _after_run(tmp_path: Path, teardown: str, ok: bool) -> subprocess.CompletedProcess:
     """playbooks/after_run.yml (site.yml's step 8) for a run whose verdict.json says `ok`."""
     run = tmp_path / "results" / "ended"
@@ -313,7 +314,23 @@ def test_on_success_keeps_the_fleet_of_a_failed_run(tmp_path):
     assert [i["InstanceId"] for i in fleet()] == before and len(before) >= 1
 
 
+def test_on_success_tears_down_the_fleet_of_an_ok_run(tmp_path):
+    proc = _after_run(tmp_path, "on_success", True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert fleet() == []
+
+
+def test_with_the_switch_off_an_instance_launches_without_it():
+    proc = playbook("playbooks/provision.yml", "-e", json.dumps({"provision_ec2_count": 1, "eagle3_deadman": False}))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    [inst] = fleet()
+    attribute = EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="instanceInitiatedShutdownBehavior")
+    assert attribute["InstanceInitiatedShutdownBehavior"]["Value"] == "stop"  # EC2's default
+    assert not EC2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="userData")["UserData"].get("Value")
+
+
 def test_always_tears_down_the_fleet_of_a_failed_run_and_its_capacity_launch_template(tmp_path):
+    assert len(fleet()) == 1
     # the template a capacity reservation's fleet launches through (ec2_capacity_target), made here as it makes it
     EC2.create_launch_template(LaunchTemplateName="eagle3-bench-molecule-capacity", LaunchTemplateData={},
                                TagSpecifications=[{"ResourceType": "launch-template",
