@@ -1,4 +1,4 @@
-"""Issue 55: a fleet that cannot be forgotten. The dead-man switch's units, deadline and user data
+"""A fleet that cannot be forgotten. The dead-man switch's units, deadline and user data
 (plugins/module_utils/deadman.py), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
 decision and lines (plugins/filter/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
 sees deprecated images (plugins/modules/ec2_ami_find.py, against a DescribeImages answer validated by botocore's own

@@ -233,5 +233,5 @@ def test_the_site_preflight_refuses_a_bad_bucket_before_any_change(tmp_path):
 
 
 def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
-    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    # last in the file: the runs above, as the recorder saw them (the policy's S3 statement against its own calls)
     assert_allowed_by_the_policy(aws_calls, {"s3:PutObject", "s3:GetObject"})

@@ -133,5 +133,5 @@ def test_without_put_once_a_changed_file_replaces_the_object(s3, moto, tmp_path)
 
 
 def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
-    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    # last in the file: the runs above, as the recorder saw them (the policy's S3 statement against its own calls)
     assert_allowed_by_the_policy(aws_calls, {"s3:PutObject", "s3:GetObject"})

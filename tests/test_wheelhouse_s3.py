@@ -81,5 +81,5 @@ def test_the_host_downloads_the_wheelhouse_from_s3_uploaded_once(s3, moto, tmp_p
 
 
 def test_every_aws_operation_of_this_files_runs_is_allowed_by_the_iam_policy(aws_calls):
-    # last in the file: the runs above, as the recorder saw them (issue 54: the S3 statement, under its own calls)
+    # last in the file: the runs above, as the recorder saw them (the policy's S3 statement against its own calls)
     assert_allowed_by_the_policy(aws_calls, {"s3:PutObject"})

@@ -1,4 +1,4 @@
-"""The dead-man switch of a fleet host (issue 55): a systemd timer that powers the host off at a deadline, unless a
+"""The dead-man switch of a fleet host: a systemd timer that powers the host off at a deadline, unless a
 phase of a run pushes the deadline forward first. On EC2 the instance is launched with instance-initiated shutdown
 behaviour `terminate`, so the power-off ends its billing for good; on a rehearsal container it stops the container.
 

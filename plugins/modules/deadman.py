@@ -1,5 +1,5 @@
 #!/usr/bin/python
-"""Arm, push or remove a host's dead-man switch (issue 55; plugins/module_utils/deadman.py)."""
+"""Arm, push or remove a host's dead-man switch (plugins/module_utils/deadman.py)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""

@@ -8,8 +8,8 @@ short_description: Find AMIs by owners and filters, deprecated ones included
 description:
   - Calls DescribeImages with C(IncludeDeprecated=true) (all pages) and returns the images as amazon.aws's
     ec2_ami_info names their keys (snake case). AWS deprecates older DLAMIs (an image's C(DeprecationTime)); without
-    the flag DescribeImages leaves them out, so the DLAMI of a pinned older Neuron release disappeared from the search
-    (issue 55). amazon.aws 10.1.2's ec2_ami_info has no option for it. Changes nothing.
+    the flag DescribeImages leaves them out, so the DLAMI of a pinned older Neuron release disappeared from the
+    search. amazon.aws 10.1.2's ec2_ami_info has no option for it. Changes nothing.
 options:
   region: {description: AWS region., type: str, required: true}
   owners: {description: Owners (account ids or aliases such as amazon)., type: list, elements: str, default: []}

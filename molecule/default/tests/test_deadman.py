@@ -1,4 +1,4 @@
-"""The dead-man switch on a live host (issue 55): site.yml's phases armed it on molecule-rehearsal-1 (eagle3_deadman:
+"""The dead-man switch on a live host: site.yml's phases armed it on molecule-rehearsal-1 (eagle3_deadman:
 true in this inventory) and serving removed it; the module arms a systemd timer whose live properties hold the
 deadline and the power-off, keeps a deadline that leaves enough, pushes one that does not, and leaves a serving host
 without one. Each start's start-to-ready is in the manifest and the report."""
