@@ -27,8 +27,11 @@ def switch(**args) -> dict:
     play = EPHEMERAL / "deadman_play.yml"
     play.write_text(f"- hosts: {NAME}\n  gather_facts: false\n  become: true\n  roles: [eagle3.trn2.settings]\n"
                     f"  tasks:\n    - name: The switch\n      eagle3.trn2.deadman: {json.dumps(args)}\n")
+    # Through podman, as testinfra reaches the host: after test_api_serving's reboot its sshd is not up again until
+    # the next provision (test_drills' runs)
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(EPHEMERAL / "inventory"),
-                           str(play)], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                           "-e", "ansible_connection=podman", "-e", f"ansible_host={NAME}", str(play)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env=dict(site_env("deadman"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     # ansible.cfg also enables profile_tasks, whose lines follow the JSON document
