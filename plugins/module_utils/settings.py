@@ -269,7 +269,7 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
 
 
 # The part of a run that is neither a server start nor a benchmark (the install, the model download, the report): the
-# dead-man switch's allowance for it (eagle3_deadman_hours).
+# dead-man switch's allowance for it (eagle3_run_hours).
 SETUP_HOURS = 1.0
 
 
