@@ -8,7 +8,7 @@ short_description: The expected length of a run (hours), from the settings the t
 description:
   - The benchmark estimate (rounds x profiles x prompts x output tokens at eagle3_bench_stream_rate per concurrent
     request), plus eagle3_ready_timeout for each server start, plus an hour for the install and the report, rounded
-    up to the quarter hour (plugins/module_utils/settings.py, run_hours). The default of eagle3_deadman_hours.
+    up to the quarter hour (plugins/module_utils/settings.py, run_hours). The default of eagle3_run_hours.
 options:
   _terms:
     description: Not used.
