@@ -3,7 +3,7 @@
 The run's records on the controller (run.json, the completions, the timeline, the manifest, a result marked complete,
 the compile cache's archive put in place, the wheelhouse's directory and constraints) were `copy`, `file` and
 `command: mv` tasks delegated to localhost: each started a module process, about 0.4 s on the project's 2-core machine
-(docs/performance.md, issue 38). This does the same in the worker that runs the task: the file's text replaced
+(docs/lab/overhead-2026-12.md). This does the same in the worker that runs the task: the file's text replaced
 atomically only when it differs (a rerun is changed=false), its mode put right, check mode writes nothing, --diff shows
 the change. The semantics are plugins/module_utils/controller_io.py's settle().
 

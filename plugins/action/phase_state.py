@@ -1,6 +1,7 @@
-"""The rerun shortcut's controller side (issue 38, item 1): resolve the phase's role inputs for the host, digest them
-with the phase's code (plugins/module_utils/phase_inputs.py), and hand the digest to the module eagle3.trn2.phase_state
-on the host, which compares or records. One module call per host and phase; nothing else leaves the controller.
+"""The rerun shortcut's controller side (a converged host's phase costs one call): resolve the phase's role inputs for
+the host, digest them with the phase's code (plugins/module_utils/phase_inputs.py), and hand the digest to the module
+eagle3.trn2.phase_state on the host, which compares or records. One module call per host and phase; nothing else leaves
+the controller.
 
 An input that cannot be resolved outside its role (vllm_install_lock_dir's role_path) is digested as written: what
 it names is part of the code digest.

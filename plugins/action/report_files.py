@@ -10,7 +10,7 @@ cost about 5 CPU seconds per run, most of it starting module processes (measured
 
 With `failure` (the report could not be made: "the report could not be made from FILE: REASON"), every report file
 of the run is replaced by its failure version (plugins/module_utils/report_output.py, failure_files: verdict.json
-first, then summary.json, report.md, report.html) and report.csv is removed, so no file of the run says OK (issue 35).
+first, then summary.json, report.md, report.html) and report.csv is removed, so no file of the run says OK.
 A failure file that cannot be written (no space left, a read-only or unwritable directory) has its earlier version
 removed, and the task fails naming it and why (`not_written`); a file that can be neither replaced nor removed is
 named too (`stuck`). `written` lists the failure files written, so the caller says only what is true of the others.

@@ -1,4 +1,4 @@
-"""The key of a profile's compile cache (issue 15, "compile once per fleet"): what a compiled artifact depends on,
+"""The key of a profile's compile cache (compile once per fleet): what a compiled artifact depends on,
 so that a cache compiled on one host is applied on another only when everything it was built from is the same.
 
 The key covers (docs/performance.md, "Compile once per fleet"):

@@ -1,4 +1,5 @@
-"""The host's locked Python stack (issue 33): one pip constraints file per stack and Python, read and compared here.
+"""The host's locked Python stack (every host installs the same, verified versions): one pip constraints file per stack
+and Python, read and compared here.
 
 A lock file (roles/vllm_install/files/locks/<stack>-py<X.Y>.txt, written by scripts/host_lock.py) is a pip
 constraints file whose first line says what it is:

@@ -1,4 +1,4 @@
-"""How a mapping setting of an operator meets the project's: merged, not replaced (issue 36, item 6).
+"""How a mapping setting of an operator meets the project's: merged, not replaced.
 
 Ansible replaces a variable set at a higher precedence whole: an inventory's `eagle3_gates: {acceptance: {min_rate:
 50}}` used to drop the project's accelerator-dependent gate settings (on trn2 the reference gate, informational there

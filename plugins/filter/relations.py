@@ -1,4 +1,5 @@
-"""Relations between the hosts of one inventory, checked before any change (issue 53)."""
+"""Relations between the hosts of one inventory, checked before any change (a clash found later would stop a run
+halfway)."""
 from __future__ import annotations
 
 from typing import Any

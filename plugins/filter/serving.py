@@ -3,7 +3,7 @@ host still has the configuration the run measured.
 
 Pure: the plan is computed by eagle3_report from the run's rows and gate results, written into verdict.json and the
 report, and read back by playbooks/serve.yml, which puts the plan into service; vllm_serving compares the profile's
-unit and server config on the host with the run's manifest.json before it serves (issue 51, F6).
+unit and server config on the host with the run's manifest.json before it serves (serve what was measured).
 """
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def eagle3_serving_targets(plan: dict[str, Any] | None, addresses: dict[str, str
     return targets
 
 
-# Serve what was measured (issue 51, F6): a roll, a service run with other settings or a hand edit may change a
+# Serve what was measured: a roll, a service run with other settings or a hand edit may change a
 # profile's unit or server config after the run benchmarked it; the run's figures then belong to another configuration.
 def _sha256(text: str) -> str:
     """As the manifest's sha256 (Ansible's hash('sha256') of the text, UTF-8)."""

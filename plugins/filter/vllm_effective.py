@@ -7,7 +7,7 @@ Why rendering matters (read in vllm-project/vllm, `vllm/utils/argparse_utils.py`
     a `false` value produces no argument at all.
   * v0.29.0: `elif (no_key := f"--no-{key}") in self._option_string_actions: append(no_key)`,
     but `self` is the root `vllm` parser (vllm/entrypoints/cli/main.py) and `--no-enable-prefix-caching`
-    is registered on the `serve` subparser only, so it is still dropped (vLLM issue #51401, PR #58102).
+    is registered on the `serve` subparser only, so it is still dropped (vllm-project/vllm#51401, PR #58102).
 So `enable-prefix-caching: false` silently leaves prefix caching ON. `no-enable-prefix-caching: true` is
 a true value: both loaders emit `--no-enable-prefix-caching`, which the serve parser (argparse
 BooleanOptionalAction) turns into False. `vllm_serve_options` renders every false boolean that way.

@@ -1,5 +1,5 @@
-"""Acceptance bands (issue 37, item 4): what acceptance a (target, draft, dataset, temperature, k, engine) is known to
-give, and the gate that holds a run to it.
+"""Acceptance bands (a draft can fall below what it is known to give while staying above 30 %): what acceptance a
+(target, draft, dataset, temperature, k, engine) is known to give, and the gate that holds a run to it.
 
 Acceptance is the stable signal and the early one: a wrong draft, or a target implementation that is off, shows first
 as acceptance leaving its band (a draft falling from 74 % to 45 % passes a 30 % floor). A band entry:
@@ -100,7 +100,8 @@ def acceptance_band_gate(entries: Sequence[Mapping], key: Mapping, length: Any, 
 
 
 def band_problems(entries: Any, name: str) -> list[str]:
-    """What a list of bands cannot be, beyond each entry's shape (issue 53): one rate per speculative position (as many
+    """What a list of bands cannot be, beyond each entry's shape (a band that
+    contradicts itself would gate nothing): one rate per speculative position (as many
     as the key's k), an acceptance length of 1 + the sum of the per-position rates and an acceptance rate of their mean
     (vLLM's own definitions, within the rounding a recorded band carries), one band per key."""
     out: list[str] = []
@@ -178,7 +179,8 @@ def bands_merged(existing: Sequence[Mapping], new: Sequence[Mapping]) -> list[di
     return kept + [dict(b) for b in new]
 
 
-# --- Live traffic (issue 37, item 5): a band from a Prometheus window, and the serving alert's threshold -------------
+# --- Live traffic (a draft that fits the benchmark may not fit real prompts) --------------------------------------
+# A band from a Prometheus window, and the serving alert's threshold.
 LIVE_DATASET = "live"
 # vLLM's spec-decode counters (vllm/v1/spec_decode/metrics.py), the ones the monitoring role's recording rules divide;
 # position is vLLM's label, 0 for the first draft token.

@@ -1,4 +1,5 @@
-"""Whether a (round, profile) benchmark is done, and what a rerun does about it (issue 51).
+"""Whether a (round, profile) benchmark is done, and what a rerun does about it (so a resumed run neither repeats a
+valid benchmark nor trusts an invalid one).
 
 A result counts as done only when its file validates: the report's own checks of one file (result_checks.file_problems:
 shape, finite numbers, its own counters, every request completed and none failed) plus its identity, the values

@@ -1,12 +1,12 @@
-"""Intervals for few rounds (issue 37): the mean of a figure and the speedup of one profile over another, each with a
-95 % interval, and the decisions that rest on them.
+"""Intervals for few rounds (a decision on one round cannot say how far to trust it): the mean of a figure and the
+speedup of one profile over another, each with a 95 % interval, and the decisions that rest on them.
 
 Method. A round benchmarks every profile once, interleaved (baseline, eagle3-k2, eagle3-k3, ..., then again), so drift
 over time hits every profile of a round alike. The speedup of profile A over B is a ratio paired by round: its
 interval is Student's t interval of the mean of the log ratios ln(A_i / B_i) over the n rounds, taken back with exp
 (a geometric mean ratio). With n >= 2 rounds it has n - 1 degrees of freedom; a bootstrap over 3 rounds alone is
 degenerate (27 resamples, of which many repeat one round), which is why it is not used. A figure's own interval is on
-the same log scale (issue 56): every figure the report gives an interval (throughput, TPOT, TTFT, acceptance rate and
+the same log scale: every figure the report gives an interval (throughput, TPOT, TTFT, acceptance rate and
 length, a position's rate) is a positive quantity, so its estimate is the geometric mean over the rounds and its
 interval the t interval of the mean of the logs, taken back with exp: inside (0, inf), never "[-4.52, 32.45] ms" from
 rounds of 22.5, 10.5 and 8.9 ms, and the pooled throughputs' ratio is the paired speedup itself. A figure with a zero

@@ -1,7 +1,7 @@
-"""An operator's mapping setting merged over the project's (issue 36, item 6; the filter eagle3.trn2.eagle3_merged
-and the settings checks use it): mappings merge recursively, key by key; any other value of the operator's replaces
-the project's; a key set to null drops the project's; a value that is not a mapping is returned as it is, for the
-settings schema to refuse by name."""
+"""An operator's mapping setting merged over the project's (so setting one key does not drop the project's others; the
+filter eagle3.trn2.eagle3_merged and the settings checks use it): mappings merge recursively, key by key; any other
+value of the operator's replaces the project's; a key set to null drops the project's; a value that is not a mapping is
+returned as it is, for the settings schema to refuse by name."""
 from __future__ import annotations
 
 from collections.abc import Mapping

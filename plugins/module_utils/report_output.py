@@ -1,5 +1,5 @@
-"""What the report writes (issue 35): strict JSON, text escaped for Markdown, HTML and CSV, and the failure version of
-every report file.
+"""What the report writes, so every reader can parse it and no text can inject markup: strict JSON, text escaped for
+Markdown, HTML and CSV, and the failure version of every report file.
 
 - `json_text(value)`: JSON that jq, JavaScript and Go read: no NaN or Infinity (a number that is not finite is
   written as null, and the top-level object lists each such path with the reason under `nulls`);

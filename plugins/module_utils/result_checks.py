@@ -1,4 +1,5 @@
-"""Every `vllm bench serve` result file is validated before a gate reads it (issue 35).
+"""Every `vllm bench serve` result file is validated before a gate reads it: a gate must never judge figures from a file
+that is not a complete, valid measurement.
 
 One module for every check of a result file; docs/results.md, "What the validator checks", lists them with where each
 rule comes from:
@@ -124,7 +125,7 @@ def counter_problems(data: Mapping[str, Any]) -> list[str]:
 
 
 def completeness_problems(data: Mapping[str, Any]) -> list[str]:
-    """Every request completed and none failed (issue 51): a client whose server died under it still exits 0 and writes
+    """Every request completed and none failed: a client whose server died under it still exits 0 and writes
     a file ("Successful requests: 19, Failed requests: 31"); its figures measure a broken run, whatever its workload."""
     prompts, completed, failed = (data.get(k) for k in ("num_prompts", "completed", "failed"))
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (prompts, completed, failed)):
@@ -165,7 +166,8 @@ def record_problems(data: Mapping[str, Any], profile: str, record: Mapping[str, 
     `record`: {"run_id": [(source, value), ...], "host": (source, value) or None, "profiles": [names] or None,
     "host_dir": the directory name, only to say why a host cannot be checked, "sha256": the manifest's path -> sha256
     of the rendered units and configs, or None}. A result that names its server config (--metadata config,
-    config_sha256) must have been measured with the config the manifest records (issue 51).
+    config_sha256) must have been measured with the config the manifest records (a later
+    roll must not lend its config to the run's figures).
     """
     out = []
     run_id = data.get("run_id")
@@ -290,7 +292,8 @@ MEASURED = ("output_throughput", "median_tpot_ms", "median_ttft_ms", "duration",
 
 def round_problems(entry: Mapping[str, Any], record: Mapping[str, Any], baseline: str = "baseline",
                    skip: Iterable[tuple[str, int]] = ()) -> dict[tuple[str, int], str]:
-    """The identity of every round of one host (issue 53, item 4), over its files that passed the per-file checks:
+    """The identity of every round of one host (rounds pooled together must be of one setup), over its files that passed
+    the per-file checks:
     one engine version across all of them; no speculative-decoding counters in a baseline round; as many per-position
     rates as the profile's k (the manifest's); no two files with the same measurements (a copy is not a measurement);
     each profile's rounds in time order (vllm bench's own `date`), each inside its own benchmark window (timeline.json).
@@ -416,7 +419,8 @@ def _files(entry: Mapping[str, Any]) -> Iterator[tuple[str, int, Any]]:
 
 
 # A throughput reference (roles/bench_report/files/references/*.json, or an operator's file): what the reference gate
-# reads of it (plugins/filter/gates.py), so that a file that is not one is refused before the benchmarks (issue 53).
+# reads of it (plugins/filter/gates.py), so that a file that is not one is refused before the benchmarks, not after
+# them.
 _FIGURE = {"type": "number", "exclusiveMinimum": 0}
 REFERENCE = {
     # without a workload the gate is skipped with its reason (plugins/filter/gates.py): allowed

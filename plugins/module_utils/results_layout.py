@@ -1,4 +1,4 @@
-"""Where a run's files are on the controller, in one place (issue 36, item 5): the eagle3_run lookup reads by it,
+"""Where a run's files are on the controller, in one place, so every reader agrees: the eagle3_run lookup reads by it,
 scripts/perf finds a run's files by it, and the filter eagle3.trn2.eagle3_results_path gives the same paths to YAML.
 
     <results_dir>/<run_id>/run.json                  the run's host list, written when the run starts
@@ -6,7 +6,7 @@ scripts/perf finds a run's files by it, and the filter eagle3.trn2.eagle3_result
     <results_dir>/<run_id>/.bench-window.lock        the benchmark window's lock (vllm_bench_exclusive_window)
     <results_dir>/<run_id>/{verdict,summary}.json    the report's verdict and summary; report.{md,csv,html}
     <results_dir>/<run_id>/compile-cache/<profile>.json   the run's compile-cache manifest of a profile (not a host)
-    <results_dir>/<run_id>/quarantine/<host>/<file>.<stamp>[.why.json]   an invalid result kept aside, and why (issue 51)
+    <results_dir>/<run_id>/quarantine/<host>/<file>.<stamp>[.why.json]   an invalid result kept aside, and why
     <results_dir>/<run_id>/<host>/<profile>.json     a profile's `vllm bench serve --save-result` file (round 1)
     <results_dir>/<run_id>/<host>/<profile>.round<r>.json   round r >= 2 of it (eagle3_bench_rounds)
     <results_dir>/<run_id>/<host>/<profile>.completions.json   its parity completions

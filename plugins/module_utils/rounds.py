@@ -1,5 +1,5 @@
-"""Rounds of one run (issue 37): a profile benchmarked in several interleaved rounds, pooled for the gates and
-given its intervals (plugins/module_utils/intervals.py) for the report.
+"""Rounds of one run (repeated, so a decision does not rest on one sample): a profile benchmarked in several interleaved
+rounds, pooled for the gates and given its intervals (plugins/module_utils/intervals.py) for the report.
 
 Files. Round 1 is <profile>.json, as with one round; round r >= 2 is <profile>.round<r>.json (results_layout.py).
 Every round's file is validated on its own (result_checks.py) before any pooling.
@@ -8,7 +8,7 @@ Pooling. A profile's figures are the geometric means over its rounds (FIGURES: t
 rate and length, per-position rates; all positive quantities, intervals.center: the arithmetic mean where a round is 0);
 its counters and workload stay its round 1's, which every other round ran alike (the validator checks each round's
 workload against the host's baseline). Each figure's interval is a t interval on the logs (intervals.positive_interval,
-issue 56: never below 0), and so is each position's rate's. The speedup and the TPOT ratio are paired by round: the
+so never below 0), and so is each position's rate's. The speedup and the TPOT ratio are paired by round: the
 geometric mean of the per-round ratios (the ratio of the pooled figures), with a t interval on their logs
 (intervals.ratio_interval). With one round there is no interval, and the report says the decision rests on one
 sample.

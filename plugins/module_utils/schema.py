@@ -1,4 +1,5 @@
-"""One validator for the project's inputs (issue 34) and, with another schema, its result files (issue 35).
+"""One validator for the project's inputs and, with another schema, its result files (one set of rules for both: strict
+types, whole-value patterns, secrets never echoed).
 
 python-jsonschema's draft 2020-12 validator with the project's rules:
 - strict types over the values Ansible 2.19 hands a plugin: a boolean is not an integer or a number (as in JSON
@@ -105,7 +106,8 @@ def path_name(parts: Sequence[Any]) -> str:
     return out
 
 
-# Hugging Face tokens, AWS access keys and secret keys, OpenAI-style keys, JWTs: never shown in a refusal (issue 53).
+# Hugging Face tokens, AWS access keys and secret keys, OpenAI-style keys, JWTs: never shown in a refusal (a refusal is
+# logged).
 KEY_SHAPED = re.compile(r"hf_[A-Za-z0-9]{8,}|(AKIA|ASIA)[A-Z0-9]{12,}|sk-[A-Za-z0-9_-]{8,}|eyJ[A-Za-z0-9_-]{8,}"
                         # a 40-character AWS secret key: mixed case and a digit (a lower-case path of 40 is no key)
                         r"|(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"

@@ -1,4 +1,5 @@
-"""The preflight's check of every eagle3_* setting against plugins/module_utils/settings_schema.yml (issue 34).
+"""The preflight's check of every eagle3_* setting against plugins/module_utils/settings_schema.yml, so a wrong value is
+refused by name before any host changes.
 
 `settings_problems(values, given_as_text, allowed)`: one refusal per problem, each naming the setting:
 - a name under eagle3_ that is neither a setting, one of the plays' facts (x-facts) nor in eagle3_settings_allow
@@ -126,7 +127,8 @@ def convert(text: Any, node: dict[str, Any]) -> Any:
 
 
 def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
-    """A refusal per name an operator most likely meant as one of the project's (issue 53, item 2): any unknown name
+    """A refusal per name an operator most likely meant as one of the project's (a misspelt name would
+    otherwise be ignored silently and its default used): any unknown name
     under `eagle3_`; a name that is one of the project's in another case (`EAGLE3_PORT`, an environment variable's
     spelling); and a name under `eagle_` or a role's prefix within two edits of one of the project's (a misspelt role
     input would be ignored without a word). Names of your own go in eagle3_settings_allow."""
@@ -181,8 +183,8 @@ def seconds(duration: Any) -> float | None:
 
 
 def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
-    """The rules that span settings (issue 34, item 4), on values the schema already accepted, for each host as its
-    values resolve there:
+    """The rules that span settings (no single setting's schema can say them), on values the schema already accepted,
+    for each host as its values resolve there:
     - on neuron the instance type is one whose NeuronCores and devices the project knows;
     - eagle3_serve is none, best or one of the run's profiles, and serving needs an API key;
     - podman hosts share the machine's network: they serve on loopback only;
@@ -406,7 +408,8 @@ LOOPBACK = "this machine"
 
 
 def port_problems(hosts: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Every port two services would take on one network (issue 53), over the hosts as each resolved its own values:
+    """Every port two services would take on one network (the second
+    would fail at its start, after changes), over the hosts as each resolved its own values:
     `hosts` is name -> {"network": where its ports live (LOOPBACK for podman hosts and loopback addresses: they share
     the machine's network, the controller's included), "ports": {setting or ansible_port: port}}."""
     taken: dict[tuple[str, int], list[tuple[str, str]]] = {}
@@ -423,7 +426,8 @@ def port_problems(hosts: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return out
 
 
-# What a run measures: the hosts of one run, and every rerun of it, must measure the same (issue 53). Neutral keys, as
+# What a run measures: the hosts of one run, and every rerun of it, must measure the same (else their figures are
+# not comparable). Neutral keys, as
 # vllm_bench records them in run.json, each with the setting an operator changes.
 WORKLOAD = {"dataset": "eagle3_bench_dataset", "input_len": "eagle3_bench_input_len",
             "output_len": "eagle3_bench_output_len", "num_prompts": "eagle3_bench_num_prompts",
@@ -461,7 +465,8 @@ def workload_problems(hosts: Mapping[str, Mapping[str, Any]], recorded: Mapping[
     return out
 
 
-# Prefixes an operator's name is judged under: the project's, a slip of it, and each role's (issue 53, item 2).
+# Prefixes an operator's name is judged under: the project's, a slip of it, and each role's (the names an operator most
+# likely meant as one of the project's).
 PREFIXES = ("eagle3_", "eagle_")
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python
-"""Many files and directories on a host in one module call (issue 38, item 2: fewer, bigger steps)."""
+"""Many files and directories on a host in one module call (each module call costs a round trip and a Python start:
+fewer, bigger steps)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""

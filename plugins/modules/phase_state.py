@@ -1,5 +1,6 @@
 #!/usr/bin/python
-"""Compare a host phase with its record on the host, or record it (issue 38, item 1)."""
+"""Compare a host phase with its record on the host, or record it (the rerun shortcut: an unchanged phase is skipped
+after one call)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""

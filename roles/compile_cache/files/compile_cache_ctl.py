@@ -1,4 +1,5 @@
-"""The fleet's compile cache state on the controller, one manifest per run and profile (issue 15, "compile once").
+"""The fleet's compile cache state on the controller, one manifest per run and profile (compile once per fleet: the
+other hosts wait for, or take, what the canary compiled).
 
 Usage: compile_cache_ctl.py wait MANIFEST PROFILE WINDOW DEADLINE CANARY_FAILURE
 The canary host (the first host of the benchmark play) compiles each profile itself and announces it: the action

@@ -1,4 +1,5 @@
-"""The compile cache on a host (VLLM_CACHE_ROOT), packed on the canary and applied on the other hosts (issue 15).
+"""The compile cache on a host (VLLM_CACHE_ROOT), packed on the canary and applied on the other hosts (they skip the
+compile the canary already paid).
 
 Usage: compile_cache.py look HF_HOME ROOT MODEL...
        compile_cache.py pack ROOT ARCHIVE KEY INFO_JSON

@@ -1,4 +1,5 @@
-"""Reconcile probe, run on the host before a benchmarking pass stops or starts any server (issue 51).
+"""Reconcile probe, run on the host before a benchmarking pass stops or starts any server, so that a client or server
+left over by a killed controller never runs beside (and skews) the next measurement.
 
 Usage:
   bench_reconcile.py reconcile PREFIX DIR NAME...   stop every benchmark client still running (transient units
