@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The host's locked Python stack (issue 33): write a lock from a resolve, or a verified one from a host's record.
+"""The host's locked Python stack (every host installs the same, verified versions): write a lock from a resolve, or a
+verified one from a host's record.
 
     scripts/host_lock.py resolve STACK --python PYTHON [--write] [-- PIP_ARGS...]
     scripts/host_lock.py verify MANIFEST [--write]

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The controller's least-privilege IAM policy (issue 54) against the AWS operations a run really makes.
+"""The controller's least-privilege IAM policy (a run may do exactly what it needs) against the AWS operations a run
+really makes.
 
     scripts/iam_policy.py check LOG... [--policy iam/controller-policy.json]
     scripts/iam_policy.py moto [--policy iam/controller-policy.json] [--without ACTION]...

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write a Neuron SDK release row from AWS's release manifest (issue 33: adding a release is one command).
+"""Write a Neuron SDK release row from AWS's release manifest (so adding a release is one command).
 
     scripts/neuron_release.py MANIFEST --release 2.34.0 [--vllm-neuron V] [--libtorch-neuronx-lite V]
                               [--islpy V] [--source-of NAME=TEXT ...] [--write]

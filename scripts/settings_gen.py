@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Everything about a setting that is not its schema entry, written from the schema (issue 52).
+"""Everything about a setting that is not its schema entry, written from the schema (one source, so the defaults,
+argument_specs and docs cannot drift from it).
 
     scripts/settings_gen.py --write   # rewrite the generated files and parts
     scripts/settings_gen.py --check   # exit 1 and name each file that differs (scripts/lint.sh runs it)

@@ -1,7 +1,7 @@
 """Set the state of the fleet's compile cache for one profile in its manifest on the controller (the canary's
 announcements: compiling, shipped, empty, failed), in the task's own worker: no module process (each `command` of
-compile_cache_ctl.py set cost about 0.3 s on the project's 2-core machine, docs/performance.md). The manifest and its
-owner record are plugins/module_utils/compile_cache_manifest.py's; the other hosts' wait reads it
+compile_cache_ctl.py set cost about 0.3 s on the project's 2-core machine, docs/lab/overhead-2026-12.md). The
+manifest and its owner record are plugins/module_utils/compile_cache_manifest.py's; the other hosts' wait reads it
 (roles/compile_cache/files/compile_cache_ctl.py wait). The manifest is the automation's bookkeeping, never a change;
 check mode writes nothing.
 

@@ -85,7 +85,7 @@ def _compiled(pattern: str) -> re.Pattern:
 def validator_class() -> Any:
     """Draft 2020-12 with the project's types and keywords. jsonschema is imported here, at the first validation:
     Ansible loads every filter file of the collection in each task's worker process to find one filter, and an import
-    at the top cost each such task about 55 ms (docs/performance.md)."""
+    at the top cost each such task about 55 ms (docs/how-it-works.md, "Plugins loaded once per run")."""
     import jsonschema
     from jsonschema import Draft202012Validator
 

@@ -12,8 +12,8 @@ description:
     and puts the mode, owner and group right; C(directory) creates it with its parents; C(absent) removes a file
     (never a directory).
   - One call replaces a row of C(file), C(copy) and C(template) tasks, each of which cost a module start, an SSH round
-    trip and a Python start (0.2-0.9 s on the project's 2-core machine, docs/performance.md). The content comes from
-    the controller (a C(template) or C(file) lookup), as the C(template) module renders it there.
+    trip and a Python start (0.2-0.9 s on the project's 2-core machine, docs/lab/overhead-2026-12.md). The content
+    comes from the controller (a C(template) or C(file) lookup), as the C(template) module renders it there.
   - I(look_in) then lists the names matching I(patterns) in each directory (after the writes), for the play to
     decide what is stale; a directory that does not exist lists nothing.
   - I(read) then returns the text of a few files (after the writes), as a row of C(slurp) tasks would, one call for

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Shipped compile cache (issue 15, docs/performance.md): a host's first start with the canary's shipped cache
-against the canary's cold first start, goal <= 0.7.
+"""Shipped compile cache (does it spare a fleet's other hosts the compile? docs/performance.md): a host's first start
+with the canary's shipped cache against the canary's cold first start, goal <= 0.7.
 
 Two fresh rehearsal hosts A (the canary) and B, converged (provision, install, models, units) with the rehearsal's
 server options but enforce-eager off, so that the CPU build compiles the target with torch.compile/inductor as

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The benchmark phase against its peer (issue 15, docs/performance.md): our benchmark play against `vllm bench sweep
-serve`, the tool a vLLM user would reach for instead, doing the same two profiles with the same flags on the same
-host; goal <= 1.05.
+"""The benchmark phase against its peer (what our checks and records cost over the plain tool; docs/performance.md): our
+benchmark play against `vllm bench sweep serve`, the tool a vLLM user would reach for instead, doing the same two
+profiles with the same flags on the same host; goal <= 1.05.
 
 On one converged rehearsal host, in one run, alternating (ours, peer, then peer, ours, ... to cancel drift):
   ours: playbooks/benchmark.yml --limit HOST,localhost (a run id of its own each time): per profile, start the unit,

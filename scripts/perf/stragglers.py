@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cross-step stragglers (issue 15, docs/performance.md): does a fleet finish as fast as its slowest host?
+"""Cross-step stragglers (docs/performance.md): does a fleet finish as fast as its slowest host?
 
 Two converged rehearsal hosts A and B. A systemd drop-in (added here, removed at the end) delays host A's
 baseline start and host B's EAGLE3 start by D seconds each (ExecStartPre=/bin/sleep D; the units are

@@ -1,4 +1,4 @@
-"""`promtool test rules` cases for the serving alerts (roles/monitoring/templates/eagle3.rules.yml.j2, issue 37 item 6):
+"""`promtool test rules` cases for the serving alerts (roles/monitoring/templates/eagle3.rules.yml.j2):
 synthetic vLLM counters for four hosts, and the alerts the rules file must fire for them, with the file's own
 annotations filled in as Prometheus fills them. Pure (no testinfra): test_api_monitoring.py runs them with the monitor
 host's promtool; tests/test_monitoring_rules.py renders the rules and checks the cases themselves.

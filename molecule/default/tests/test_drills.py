@@ -1,11 +1,11 @@
 """Fault drills on the converged rehearsal host, each a real `ansible-playbook site.yml` run.
 
-- a rerun of the converged run (the rerun shortcut, issue 38 item 1): the host and service phases are skipped after
+- a rerun of the converged run (the rerun shortcut): the host and service phases are skipped after
   one check each and nothing changes; a unit edited by hand makes the service phase run again and restore it;
 - the port already taken: reported with the holder's PID and command, nothing started;
 - a full disk for the results: reported before any benchmark starts;
 - a run whose controller is killed mid-benchmark, with a second host unreachable, at -vvv with a canary token, then
-  resumed through two faults (issue 51): the killed controller's benchmark client is left running (F2/F3: frozen in
+  resumed through two faults: the killed controller's benchmark client is left running (F2/F3: frozen in
   place, as a long benchmark still runs), and the rerun must stop it before it stops any server and never adopt what
   it wrote; in that rerun the EAGLE3 server is killed (kill -9) under its round-2 benchmark (F1: vllm bench serve still
   exits 0, with requests failed), and the rerun must name that cause first and keep the broken file aside on both
@@ -151,7 +151,7 @@ def interrupted_run(tmp_path_factory):
         # the fleet's one workload (the preflight refuses a host measuring another: molecule-rehearsal-1 forces custom)
         "              eagle3_bench_dataset: custom\n")
     # 10 prompts: the drill is about resuming and secrets, not speed (saves ~75 s of benchmark). 2 rounds: the suite's
-    # one multi-round run (issue 37), killed in round 1 and resumed into round 2.
+    # one multi-round run, killed in round 1 and resumed into round 2.
     vars_ = ["-e", json.dumps({"provision_hosts": [NAME], "eagle3_bench_num_prompts": 10, "eagle3_bench_rounds": 2})]
     extra = ["-i", str(second)] + vars_
     results = EPHEMERAL / "results" / "drill"

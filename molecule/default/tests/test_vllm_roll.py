@@ -109,7 +109,8 @@ def test_roll_to_k2_checks_the_host_then_serves_it(rolled_to_k2):
 def test_the_roll_records_what_serves_and_prometheus_scrapes_it(rolled_to_k2):
     serving = json.loads((EPHEMERAL / "results" / "roll-k2" / "serving.json").read_text())
     assert serving["mode"] == "roll" and serving["hosts"][NAME]["profile"] == "eagle3"
-    # Which k serves, and the config (issue 56, item 3): the profile's name is "eagle3" before and after the roll.
+    # Which k serves, and the config (the name alone cannot tell them apart): the profile's name is "eagle3" before and
+    # after the roll.
     assert serving["hosts"][NAME]["k"] == 2 and serving["hosts"][NAME]["method"] == "eagle3"
     assert len(serving["hosts"][NAME]["config_sha256"]) == 64
     said = f"{NAME}: serves eagle3 (method eagle3, k 2, config sha256 {serving['hosts'][NAME]['config_sha256'][:12]})"

@@ -1,4 +1,5 @@
-"""Seeds molecule ec2's moto server and leaves it enforcing IAM (create.yml; issue 54).
+"""Seeds molecule ec2's moto server and leaves it enforcing IAM (create.yml), so a call the controller's policy lacks
+fails the scenario as it would fail on AWS.
 
     python moto_seed.py ENDPOINT REGION POLICY CREDENTIALS_FILE NO_AUTH_CALLS
 

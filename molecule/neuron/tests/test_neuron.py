@@ -105,7 +105,7 @@ def test_plugin_pins_in_the_venv():
     # The row's constraints hold the open dependencies (the index also serves islpy 2026.2.1 and a newer lite).
     assert versions["islpy"] == "2026.1" and versions["libtorch-neuronx-lite"] == "2.11.0.1.0.1284+f49d8626"
     # pip's constraints: the whole committed lock of the host's Python, less the row's packages, with the row's
-    # constraints winning over the resolve (issue 33).
+    # constraints winning over the resolve (every host installs the same, verified versions).
     lock = (ROOT / "roles/vllm_install/files/locks/neuron-2.32.0-py3.11.txt").read_text().splitlines()
     def canonical(pin: str) -> str:  # pip's names compare canonically (typing_extensions is typing-extensions)
         name, version = pin.split("==")
@@ -153,7 +153,7 @@ def test_neuron_units_carry_tp8_path_and_cache():
     # VLLM_CACHE_ROOT is under the home: one writable path; ProtectHome on its own line (it was run into this one).
     assert props["ReadWritePaths"] == "/var/lib/eagle3" and props["ProtectHome"] == "yes"
     assert "DeviceAllow=/dev/neuron15 rw" in unit and "PrivateDevices" not in unit
-    # systemd reads the cache-hit-only file vllm_bench writes before a later host's start (issue 32), optional, after
+    # systemd reads the cache-hit-only file vllm_bench writes before a later host's start, optional, after
     # vllm.env; the key hashes vllm.env alone, so one cache serves both modes.
     files = HOST.check_output("systemctl show -p EnvironmentFiles vllm-eagle3.service").splitlines()
     assert files.index("EnvironmentFiles=/etc/eagle3/cache-hit-only.env (ignore_errors=yes)") > \

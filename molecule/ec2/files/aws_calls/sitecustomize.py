@@ -1,4 +1,5 @@
-"""Records every AWS API operation the project's Ansible runs make (issue 54), for the IAM policy check.
+"""Records every AWS API operation the project's Ansible runs make, for the IAM policy check (the policy must allow
+every one of them, and moto cannot evaluate all of it).
 
 Put on PYTHONPATH by molecule/ec2/molecule.yml with EAGLE3_AWS_CALLS naming the log: Python imports this file at
 start-up in every process of the scenario (ansible-playbook, ansible-inventory, each module's AnsiballZ process, the

@@ -1,6 +1,6 @@
 """The units' service account in one call (tasks/configure.yml): its group and its system user, created when missing
 and set back when the user's group, home or shell differ (ansible.builtin.group and ansible.builtin.user did this in
-two calls, 1.7 s on a rehearsal host; docs/performance.md).
+two calls, 1.7 s on a rehearsal host; docs/lab/overhead-2026-12.md).
 
 Usage: service_account.py NAME HOME [check]. Prints one line per change ("group NAME created", "user NAME created",
 "user NAME: shell /bin/sh -> /usr/sbin/nologin"), nothing when all is as asked; with "check" it changes nothing.
