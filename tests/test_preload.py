@@ -23,12 +23,24 @@ MODULES = [
     "ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks",  # by lookup/dir_problem.py
     "ansible_collections.eagle3.trn2.plugins.module_utils.controller_io",      # by action/controller_file.py
     "jsonschema",                                                              # the settings' and results' validator
+    # MODULE:FUNCTION, the function's cache filled: the parsed settings schema, each role's inputs, the result schema
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings:_effective",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings:project_names",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings:role_input_entries",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.result_checks:_shape",
 ]
 PROBE = """import sys
 
 
+def held(name):
+    module, _, function = name.partition(":")
+    if module not in sys.modules:
+        return False
+    return not function or getattr(sys.modules[module], function).cache_info().currsize > 0
+
+
 def modules_held(names):
-    return {name: name in sys.modules for name in names}
+    return {name: held(name) for name in names}
 
 
 class FilterModule:
@@ -97,7 +109,7 @@ def test_the_preload_names_every_filter_lookup_and_action_file_it_loaded(tmp_pat
     loaded = dict(part.strip().split(" ", 1) for part in line.removeprefix("eagle3.trn2.preload: ").split(";"))
     for kind in ("filter", "lookup", "action"):
         assert loaded[kind].split(", ") == _stems(kind), kind
-    assert loaded["ansible"] == "filters, tests" and loaded["schema"] == "jsonschema"
+    assert loaded["ansible"] == "filters, tests" and loaded["schema"] == "jsonschema, settings, result_checks"
 
 
 def test_jsonschema_is_imported_only_when_a_value_is_validated():

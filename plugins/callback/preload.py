@@ -13,7 +13,8 @@ DOCUMENTATION = """
           imports, about 100 ms a task on 2 cores (docs/performance.md, "Plugins loaded once").
         - At the playbook's start this callback loads, in ansible-playbook's process, every filter, lookup and action
           plugin of eagle3.trn2, Ansible's own filters and tests (the first template that uses one loads all of
-          them, in its worker too) and the settings and result files' schema validator (jsonschema); the workers,
+          them, in its worker too), the settings and result files' schema validator (jsonschema) and the parsed
+          settings and result schemas with the roles' inputs; the workers,
           forked from it, find them loaded. It prints nothing (at -vvv, what it loaded) and changes nothing else.
           Without it (another ansible.cfg) runs are the same, only slower.
         - A plugin that fails to load is left to fail where a task uses it, with Ansible's own message.
@@ -55,6 +56,10 @@ def preload() -> dict[str, list[str]]:
     schema = import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.schema")
     if schema.validator_class() is not None:
         loaded["schema"].append("jsonschema")
+    # The settings and result schemas, parsed once here: each task that checks settings read them again otherwise.
+    for stem in ("settings", "result_checks"):
+        import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.{stem}").warm()
+        loaded["schema"].append(stem)
     return loaded
 
 

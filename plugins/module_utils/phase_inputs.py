@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
+from ansible_collections.eagle3.trn2.plugins.module_utils.schema import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 # Each host phase, its roles (in the order its play runs them) and its playbook.
@@ -32,7 +32,7 @@ def _check(phase: Any) -> str:
 @lru_cache(maxsize=None)
 def role_inputs(role: str) -> tuple[str, ...]:
     """Every option of every entry point of a role's argument specs, in file order, each once."""
-    specs = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    specs = load_yaml((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
     return tuple(dict.fromkeys(name for entry in specs.values() for name in (entry.get("options") or {})))
 
 

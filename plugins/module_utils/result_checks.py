@@ -29,8 +29,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-import yaml
-
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout
 from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
 from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
@@ -53,7 +51,7 @@ WHY_REQUIRED = {"run_id": "vllm_bench passes it as --metadata", "host": "vllm_be
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    return yaml.safe_load(SCHEMA.read_text())
+    return _schema.load_yaml(SCHEMA.read_text())
 
 
 @lru_cache(maxsize=1)
@@ -447,3 +445,8 @@ def reference_problems(text: Any, where: str) -> list[str]:
     except ValueError as exc:
         return [f"{where} is not a reference: not JSON ({' '.join(str(exc).split())[:120]})."]
     return _schema.problems(data, REFERENCE, where)
+
+
+def warm() -> None:
+    """Fill the result schema's cache in ansible-playbook's process (the preload callback), for the forked workers."""
+    _shape()
