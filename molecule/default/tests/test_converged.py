@@ -12,7 +12,9 @@ import yaml
 from rehearsal_host import HOST, NAME, PORT, wait_healthy
 
 PROFILES = ("baseline", "eagle3")
-NUM_PROMPTS = 50
+# The molecule inventory's workload (one value for the whole inventory)
+INVENTORY = yaml.safe_load((Path(__file__).parents[1] / "inventory/hosts.yml").read_text())
+NUM_PROMPTS = INVENTORY["all"]["vars"]["eagle3_bench_num_prompts"]
 RUN_DIR = Path(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]) / "results" / "molecule"
 RESULTS = RUN_DIR / NAME
 
