@@ -104,7 +104,7 @@ CASES = [
      ["eagle3_gates.parity.min_match_rate must be a percentage 0..100 of prompts identical", "got 120"]),
     ("gate-unknown", {"eagle3_gates": {"latency": {"enforce": True}}}, ["eagle3_gates.latency is not a key of eagle3_gates (known: parity, acceptance, speedup, reference, acceptance_band)"]),
     ("reference-unknown", "eagle3_reference=h100", ["bench_report_reference (eagle3_reference)", "rehearsal-cpu-tiny"]),
-    # Issue 53: a file that is no reference, found before the benchmarks (the report read it after them)
+    # A file that is no reference, found before the benchmarks (the report would read it only after them)
     ("reference-not-a-reference", "eagle3_reference=/etc/hostname",
      ["bench_report_reference (eagle3_reference) /etc/hostname is not a reference: not JSON"]),
     ("server-options-text", "eagle3_server_options=--max-num-seqs=2", ["eagle3_server_options must be a mapping"]),
@@ -135,7 +135,7 @@ CASES = [
     ("capacity-id", {**EC2, "provision_ec2_capacity_reservation_id": "block-1"},
      ["provision_ec2_capacity_reservation_id must be empty or a capacity reservation id cr-..."]),
     ("cache-device", {**NEURON, "vllm_service_cache_device": "nvme1n1"}, ["vllm_service_cache_device must be auto, empty (no cache disk) or a device /dev/..."]),
-    # Issue 11 item 9: what the engine would reject or silently change.
+    # What the engine would reject or silently change.
     # A string, a nesting or nothing where a list of integers 1..8 is expected.
     ("k-text", "eagle3_num_speculative_tokens=2,x", ["eagle3_num_speculative_tokens[1] must be an integer"]),
     ("k-nested", {"eagle3_num_speculative_tokens": [[2, 3]]}, ["eagle3_num_speculative_tokens[0] must be an integer"]),
@@ -200,7 +200,7 @@ CASES = [
     ("serve-unknown-profile", "eagle3_serve=eagle3-k9",
      ["eagle3_serve must be none, best or one of the run's profiles baseline, eagle3", 'got "eagle3-k9"']),
     ("serve-port-privileged", "eagle3_serve_port=80", ["eagle3_serve_port must be a TCP port 1024..65535"]),
-    # Issue 53: a port two services of the inventory would take on the machine's shared network (the monitor's SSH)
+    # A port two services of the inventory would take on the machine's shared network (the monitor's SSH)
     ("serve-port-is-monitor-ssh", {"eagle3_serve_port": 2299}, ["port 2299 is taken twice on this machine's network",
                                                                 "eagle3_serve_port of badinput-rehearsal-1",
                                                                 "ansible_port of badinput-monitor"]),
@@ -220,14 +220,14 @@ CASES = [
       'got "0.0.0.0:9199"']),
     ("index-url-credentials", {"eagle3_pip_extra_index_urls": ["https://ci:s3cret-pip-token@pypi.example.com/simple"]},
      ["eagle3_pip_extra_index_urls[0] must be an https URL (plain http on 127.0.0.1 only), without credentials"]),
-    # Issue 34: classes the settings schema closes (tests/test_settings_schema.py generates the rest of each class;
+    # Classes the settings schema closes (tests/test_settings_schema.py generates the rest of each class;
     # port-high, k-nine, concurrency-zero and output-len-zero moved there, the same classes as port-low, k-zero,
     # prompts-zero and input-len-tiny).
     ("misspelt-setting", {"eagle3_num_speculative_token": [5]},
      ["eagle3_num_speculative_token is not a setting; did you mean eagle3_num_speculative_tokens?"]),
     ("misspelt-setting-text", "eagle3_bench_num_prompt=10",
      ["eagle3_bench_num_prompt is not a setting; did you mean eagle3_bench_num_prompts?"]),
-    # Issue 53: the names the eagle3_ rule never saw: an environment-style spelling, a misspelt role input
+    # Names outside the eagle3_ prefix an operator means as settings: an environment-style spelling, a misspelt role input
     ("environment-style-name", "EAGLE3_BENCH_NUM_PROMPTS=10",
      ["EAGLE3_BENCH_NUM_PROMPTS is not a setting: did you mean eagle3_bench_num_prompts?"]),
     ("misspelt-role-input", {"vllm_bench_num_prompt": 10},
@@ -245,7 +245,7 @@ CASES = [
       "eagle3_bench_long_confirmed: true"]),
 ]
 # Every secret a case gives (the environment's token and key, a key on the command line, a password in a URL): no
-# refusal shows any 8 characters of one (issue 53), whatever the case.
+# refusal shows any 8 characters of one, whatever the case.
 SECRETS = (TOKEN, API_KEY, "Mx4Qp8Rz2Lk6Wn9Vb3Ty7Hs", "s3cret-pip-token")
 
 
@@ -369,7 +369,7 @@ def test_two_podman_hosts_on_one_port_are_refused(place, tmp_path):
 
 
 def test_a_host_measuring_another_workload_is_refused(place, tmp_path):
-    # Issue 53: a host's own benchmark setting would make the fleet's results incomparable, found before any change.
+    # A host's own benchmark setting would make the fleet's results incomparable, found before any change.
     second = second_host(tmp_path, 8192, eagle3_bench_input_len=300)
     rc, out = run_bad(place, {}, inventories=[second])
     assert_refused(rc, out, ["badinput-rehearsal-2 would measure another workload than badinput-rehearsal-1",
@@ -377,7 +377,7 @@ def test_a_host_measuring_another_workload_is_refused(place, tmp_path):
 
 
 def test_a_rerun_of_a_run_id_with_another_workload_is_refused(place):
-    # Issue 53: results/<run>/run.json records the workload (vllm_bench); a rerun of the run id that would measure
+    # results/<run>/run.json records the workload (vllm_bench); a rerun of the run id that would measure
     # another one is refused before any change, naming the setting (it used to end FAILED after every benchmark).
     run_file = place / "results" / "badinput" / "run.json"
     run_file.parent.mkdir(parents=True, exist_ok=True)
@@ -391,7 +391,7 @@ def test_a_rerun_of_a_run_id_with_another_workload_is_refused(place):
 
 
 def test_a_results_directory_without_room_is_refused_before_any_change(place):
-    # Issue 51, F5: the controller's free space is checked in the preflight, before any host changes, not first before
+    # A full results disk (fault drill F5): the controller's free space is checked in the preflight, before any host changes, not first before
     # benchmarking. More MB than any file system has (portable: no full disk needed); the results directory is not
     # made yet, so its nearest existing parent's file system is measured.
     need = 10**12

@@ -219,8 +219,8 @@ CASES: list[tuple] = [
      "cost: test-instance at 2.0 USD/hour (test figure, not a price, 2026-11-30)"),
     ("cold-baseline", "agree/baseline.json", "p99_ttft_ms 10x its median",
      derived("agree", cold_baseline), [H], {}, True, "WARM-UP rehearsal-1 baseline: p99 TTFT"),
-    # The files that were given OK before issue 35 (main 7213775) and the one that crashed the report: the validator
-    # names each file and field, the host fails, and no gate reads the figure.
+    # The files that were given OK before the result validator (main 7213775) and the one that crashed the report: the
+    # validator names each file and field, the host fails, and no gate reads the figure.
     ("infinite-throughput", "agree/eagle3.json", "output_throughput Infinity (Python's json.dump writes it so)",
      derived("agree", lambda h: edit(h / "eagle3.json", set_keys(output_throughput=float("inf")))), [H], {}, False,
      "unusable file rehearsal-1/eagle3.json: output_throughput must be a finite number (got Infinity"),
@@ -334,7 +334,7 @@ def test_verdict_message_and_no_stale_verdict(judged, case_id, ok, message):
 def test_a_report_that_crashes_leaves_no_stale_ok(judged, tmp_path):
     """A template that cannot render, over the whole OK report of an earlier attempt (the five files the role wrote
     for the agree case): every file of the run says "report failed" with the reason, report.csv is removed, and no
-    file says OK (before issue 35 only verdict.json was rewritten; report.html and report.md kept saying OK)."""
+    file says OK (before the result validator only verdict.json was rewritten; report.html and report.md kept saying OK)."""
     from test_result_checks import says_ok
     results = tmp_path / "results"
     host(results / "agree", "agree")
