@@ -27,8 +27,8 @@ DOCUMENTATION = r"""
   name: report
   short_description: EAGLE3 run report and chart helpers
   description:
-    - C(eagle3_report) compares, checks parity, aggregates and gates one run, given its data
-      (C(query('eagle3.trn2.eagle3_run', run_dir) | first)).
+    - The report engine, eagle3_report (a Python function, not a filter), compares, checks parity, aggregates and
+      gates one run; the action eagle3.trn2.run_report runs it with named options.
     - C(eagle3_chart_item), C(eagle3_position_items) and C(eagle3_spread_item) shape rows for the report's charts;
       C(eagle3_bar_layout) places a bar chart's bars, error bars, bands, floor and labels so that every text is
       inside the chart's box.
@@ -489,7 +489,7 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_report": eagle3_report, "eagle3_json": json_text, "eagle3_md": md, "eagle3_csv": csv_cell,
+        return {"eagle3_json": json_text, "eagle3_md": md, "eagle3_csv": csv_cell,
                 "eagle3_with_interval": _rounds.shown, "eagle3_bounds": _rounds.bounds,
                 "eagle3_chart_item": eagle3_chart_item,
                 "eagle3_position_items": eagle3_position_items, "eagle3_spread_item": eagle3_spread_item,

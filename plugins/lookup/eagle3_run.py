@@ -24,9 +24,9 @@ DOCUMENTATION = r"""
 
 
 EXAMPLES = r"""
-- name: Report a run
+- name: Read a run's files (eagle3.trn2.run_report reads them the same way to make its report)
   ansible.builtin.set_fact:
-    report: "{{ query('eagle3.trn2.eagle3_run', results_dir ~ '/' ~ run_id) | first | eagle3.trn2.eagle3_report(hosts) }}"
+    run: "{{ query('eagle3.trn2.eagle3_run', results_dir ~ '/' ~ run_id) | first }}"
 """
 
 
