@@ -247,6 +247,16 @@ def meaning_warnings(values: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _rounds(rounds: Any) -> int:
+    """eagle3_bench_rounds as the estimates count it: a positive integer, else 1."""
+    return rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
+
+
+def _profiles(ks: Any) -> int:
+    """The profiles of a round: the baseline and one per k (one when the k list is unreadable)."""
+    return 1 + (len(ks) if isinstance(ks, list) else 1)
+
+
 def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     """(hours, how) of a run's benchmarks, estimated from its settings; None when a value it needs is not there."""
     rates, accelerator = values.get("eagle3_bench_stream_rate"), values.get("eagle3_accelerator")
@@ -258,9 +268,7 @@ def bench_hours(values: Mapping[str, Any]) -> tuple[float, str] | None:
     options = eagle3_merged(values.get("eagle3_server_options_defaults"), values.get("eagle3_server_options") or {})
     seqs = options.get("max-num-seqs") if isinstance(options, Mapping) else None
     streams = min(concurrency, seqs) if isinstance(seqs, int) and seqs > 0 else concurrency
-    profiles = 1 + (len(ks) if isinstance(ks, list) else 1)
-    rounds = values.get("eagle3_bench_rounds")
-    rounds = rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
+    profiles, rounds = _profiles(ks), _rounds(values.get("eagle3_bench_rounds"))
     rate = float(rates[accelerator]) * streams
     hours = rounds * profiles * prompts * tokens / rate / 3600
     return hours, ((f"{rounds} rounds x " if rounds > 1 else "")
@@ -290,9 +298,8 @@ def run_hours(values: Mapping[str, Any]) -> float:
     readiness bound (eagle3_ready_timeout) for each server start (every profile of every round), plus SETUP_HOURS.
     Settings it cannot read count as 6 hours of benchmark."""
     bench = bench_hours(values)
-    ks, rounds, ready = values.get("eagle3_num_speculative_tokens"), values.get("eagle3_bench_rounds"), values.get("eagle3_ready_timeout")
-    rounds = rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else 1
-    starts = rounds * (1 + (len(ks) if isinstance(ks, list) else 1))
+    ready = values.get("eagle3_ready_timeout")
+    starts = _rounds(values.get("eagle3_bench_rounds")) * _profiles(values.get("eagle3_num_speculative_tokens"))
     ready = ready if isinstance(ready, int) and not isinstance(ready, bool) and ready > 0 else 3600
     hours = (bench[0] if bench else 6.0) + starts * ready / 3600 + SETUP_HOURS
     return math.ceil(hours * 4) / 4
