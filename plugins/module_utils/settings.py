@@ -216,7 +216,7 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
         out.append("eagle3_model_source must be rehearsal with accelerator cpu; the CPU build serves only the tiny generated "
                    f"models (got \"{get('eagle3_model_source')}\").")
     out += band_problems(get("eagle3_acceptance_bands"), "eagle3_acceptance_bands")
-    window, interval = seconds(get("eagle3_monitor_rate_window")), seconds(get("eagle3_monitor_scrape_interval"))
+    window, interval = _rate_window(values)
     if window is not None and interval is not None and window < 2 * interval:
         out.append(f"eagle3_monitor_rate_window {get('eagle3_monitor_rate_window')} holds fewer than two scrape intervals "
                    f"(eagle3_monitor_scrape_interval {get('eagle3_monitor_scrape_interval')}): rate() needs two samples "
@@ -236,10 +236,15 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     return out
 
 
+def _rate_window(values: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """(rate window, scrape interval) in seconds, None where a setting is missing or not a Prometheus duration."""
+    return seconds(values.get("eagle3_monitor_rate_window")), seconds(values.get("eagle3_monitor_scrape_interval"))
+
+
 def meaning_warnings(values: Mapping[str, Any]) -> list[str]:
     """What the settings allow but an operator should hear about (the lookup shows each as an Ansible warning)."""
     out, get = [], values.get
-    window, interval = seconds(get("eagle3_monitor_rate_window")), seconds(get("eagle3_monitor_scrape_interval"))
+    window, interval = _rate_window(values)
     if window is not None and interval is not None and 2 * interval <= window < 4 * interval:
         out.append(f"eagle3_monitor_rate_window {get('eagle3_monitor_rate_window')} holds fewer than four scrape intervals "
                    f"(eagle3_monitor_scrape_interval {get('eagle3_monitor_scrape_interval')}): one missed scrape leaves "
