@@ -27,8 +27,9 @@ SCENARIOS=(ec2 neuron default)
 start=$(date +%s)
 cleanup() { :; }  # replaced below when a collection is installed into a temporary path
 if [ "${#SCENARIOS[@]}" -gt 0 ]; then
-  # The scenarios run the collection as an ops team installs it: built from this checkout, installed
-  # into a fresh path (molecule.yml and the tests' own ansible-playbook runs use EAGLE3_COLLECTIONS).
+  # The scenarios run the collection as an ops team installs it: built from this checkout, installed into a fresh
+  # path (the scenarios' shared .config/molecule/config.yml and the tests' own ansible-playbook runs use
+  # EAGLE3_COLLECTIONS).
   EAGLE3_COLLECTIONS="$(mktemp -d "${TMPDIR:-/tmp}/eagle3-collections.XXXXXX")"
   export EAGLE3_COLLECTIONS
   cleanup() { rm -rf "$EAGLE3_COLLECTIONS"; }

@@ -35,6 +35,17 @@ sys.path.insert(0, str(COLLECTIONS))
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
 
 
+def molecule_config(scenario: str) -> dict:
+    """A molecule scenario's configuration as molecule reads it (before it interpolates ${...}): the shared base config
+    .config/molecule/config.yml with molecule/<scenario>/molecule.yml merged over it by molecule's own merge (mappings
+    key by key; a list or a scalar in the scenario's file replaces the base's whole value)."""
+    import yaml
+    from molecule.util import merge_dicts
+
+    base = yaml.safe_load((ROOT / ".config/molecule/config.yml").read_text())
+    return merge_dicts(base, yaml.safe_load((ROOT / f"molecule/{scenario}/molecule.yml").read_text()))
+
+
 def play_and_read(tmp_path: Path, playbook: str, hosts: dict, base: Path,
                   registered: list[str]) -> tuple[subprocess.CompletedProcess, dict]:
     """Run `playbook` (its text, ending with its tasks) with ansible.cfg against an inventory of `hosts` and

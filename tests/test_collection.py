@@ -36,7 +36,7 @@ def test_the_archive_holds_the_collection_and_not_the_test_bed(built):
         assert f"roles/{role}/meta/argument_specs.yml" in names
     assert {"playbooks/site.yml", "meta/runtime.yml", "plugins/lookup/provenance.py",
             "plugins/callback/eagle3_progress.py", "templates/report.html.j2"} <= names
-    assert not tops & {"molecule", "tests", "scripts", "inventories", ".venv", "results", "artifacts", ".ansible", ".git"}
+    assert not tops & {"molecule", ".config", "tests", "scripts", "inventories", ".venv", "results", "artifacts", ".ansible", ".git"}
 
 
 def installed_env(installed: Path, tmp_path: Path) -> dict:
