@@ -26,6 +26,10 @@ all:
               ansible_python_interpreter: "{{ ansible_playbook_python }}"
 """
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
+# tests/unit: the unit lane (UNIT below). The files of both directories import helpers from each other by module
+# name (from test_cache_disk import ...), whichever directory pytest collects first.
+UNIT = Path(__file__).resolve().parent / "unit"
+sys.path.insert(0, str(UNIT))
 sys.path.insert(0, str(ROOT / "scripts"))
 # The plugins that import each other do so as the collection's modules (ansible_collections.eagle3.trn2...):
 # the checkout's committed link collections/ansible_collections/eagle3/trn2, where ansible.cfg looks for it.
@@ -33,6 +37,38 @@ COLLECTIONS = ROOT / "collections"
 sys.path.insert(0, str(COLLECTIONS))
 
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
+
+
+# The unit lane (scripts/test.sh unit): tests/unit calls the code directly, on the controller's Python alone, within
+# its time budget (docs/testing.md). Its tests carry the `unit` marker (pytest.ini); one that starts an Ansible,
+# molecule or podman process fails, so a slow end-to-end test cannot slip into the lane.
+REFUSED_IN_UNIT = ("ansible", "molecule", "podman")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if UNIT in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def _unit_starts_no_ansible(request, monkeypatch):
+    """Under tests/unit: subprocess.Popen (subprocess.run and check_output go through it) refuses a command whose
+    program is ansible*, molecule* or podman*."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    popen = subprocess.Popen
+
+    class Guarded(popen):
+        def __init__(self, args, *rest, **kwargs):
+            argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+            program = os.path.basename((os.fsdecode(argv[0]).split() or [""])[0]) if argv else ""
+            if program.startswith(REFUSED_IN_UNIT):
+                pytest.fail(f"a unit test started {program}: tests/unit calls the code directly (a test that needs "
+                            f"{program} belongs in tests/)", pytrace=False)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Guarded)
 
 
 def play_and_read(tmp_path: Path, playbook: str, hosts: dict, base: Path,

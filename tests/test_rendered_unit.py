@@ -19,7 +19,7 @@ from conftest import ROOT
 from test_cache_disk import ROOT as ROOT_DISK, disk, raid_member
 
 LAYOUTS = {
-    # lsblk -J -o NAME,PATH,MODEL,SERIAL,TYPE,FSTYPE,LABEL,MOUNTPOINT as tests/test_cache_disk.py builds it (the shape
+    # lsblk -J -o NAME,PATH,MODEL,SERIAL,TYPE,FSTYPE,LABEL,MOUNTPOINT as tests/unit/test_cache_disk.py builds it (the shape
     # util-linux prints: one object per device, children nested).
     "dlami-raid0": [ROOT_DISK] + [raid_member(f"nvme{n}n1") for n in range(1, 5)],
     "ebs-only": [ROOT_DISK],

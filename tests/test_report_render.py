@@ -252,7 +252,7 @@ def test_timeline_chart_and_window_overlap_from_a_real_two_host_run(tmp_path):
 
 
 def test_five_rounds_report_intervals_in_every_file_and_error_bars(tmp_path):
-    """With rounds 5 (tests/test_rounds.py's derived run of the trained pair), the real role writes every figure and
+    """With rounds 5 (tests/unit/test_rounds.py's derived run of the trained pair), the real role writes every figure and
     speedup with its interval: "2.01x [1.88, 2.15]" in report.md, low/high columns in report.csv, error bars in the
     HTML's charts."""
     from test_rounds import rounds_run
@@ -309,7 +309,7 @@ def _svg_texts(html: str) -> list[tuple[str, float, str, float, str]]:
 
 def test_five_round_report_says_the_decision_first_and_no_interval_is_negative_or_clipped(tmp_path):
     """Issue 56, on runs/rounds5 (the rehearsal's real 5-round run, as fetched) reported by the real role with the
-    trained pair's band key (tests/test_bands.py): the headline first in report.md and report.html (verdict, the
+    trained pair's band key (tests/unit/test_bands.py): the headline first in report.md and report.html (verdict, the
     recommended profile, its speedup with its interval, acceptance with its band, what decided it); every interval in
     (0, inf); positions numbered from 1 with their intervals, the band and the floor on the acceptance chart; in
     headless Chromium every chart text inside its chart's box (getBBox against the viewBox), and a screenshot kept."""

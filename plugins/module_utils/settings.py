@@ -334,7 +334,7 @@ def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), al
 
 def doc_rows() -> list[str]:
     """docs/settings.md, "The schema": one table row per setting and role input, from the schema itself (the test
-    tests/test_settings_schema.py compares the committed rows with these)."""
+    tests/unit/test_settings_schema.py compares the committed rows with these)."""
     rows = ["| setting | expected |", "|---|---|"]
     for name in sorted(schema()["properties"]):
         node = _resolve(schema()["properties"][name])

@@ -21,7 +21,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("ec2_capacity_target", ROOT / "plugins/modules/ec2_capacity_target.py")
 module = importlib.util.module_from_spec(SPEC)
 sys.modules["ec2_capacity_target"] = module

@@ -10,8 +10,8 @@ import yaml
 
 from vllm_effective import vllm_config_mismatches, vllm_effective_config, vllm_serve_options
 
-STARTUP = Path(__file__).resolve().parent / "fixtures" / "startup"
-OPTIONS = yaml.safe_load((Path(__file__).resolve().parents[1] / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_server_options_defaults"]
+STARTUP = Path(__file__).resolve().parents[1] / "fixtures" / "startup"
+OPTIONS = yaml.safe_load((Path(__file__).resolve().parents[2] / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_server_options_defaults"]
 
 
 def load_config_file_024(config: dict) -> list[str]:

@@ -9,7 +9,7 @@ import yaml
 
 from vllm_inputs import vllm_option_problems, vllm_version_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LISTS = ROOT / "roles" / "vllm_service" / "files" / "serve_options"
 KNOWN = {path.stem: yaml.safe_load(path.read_text()) for path in LISTS.glob("*.yml")}
 RESERVED = {"port": "vllm_service_port", "host": "vllm_service_host", "tensor-parallel-size": "vllm_service_tensor_parallel_size",

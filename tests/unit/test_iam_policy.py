@@ -22,7 +22,7 @@ from moto.core import set_initial_no_auth_action_count
 
 import iam_policy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 POLICY = json.loads((ROOT / "iam/controller-policy.json").read_text())
 RECORDER = ROOT / "molecule/ec2/files/aws_calls"
 # molecule ec2's recording (converge, idempotence, verify; main at the commit that added it), as the recorder wrote it.

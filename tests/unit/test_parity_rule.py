@@ -200,7 +200,7 @@ def test_the_report_files_show_the_rule(neuron_set):
 def test_the_fixture_prompts_are_the_roles_prompt_set():
     """The derived runs hold the prompts the role sends on neuron: its defaults, the counting prompt first."""
     import yaml
-    defaults = yaml.safe_load((Path(__file__).resolve().parents[1] / "roles/vllm_bench/defaults/main.yml").read_text())
+    defaults = yaml.safe_load((Path(__file__).resolve().parents[2] / "roles/vllm_bench/defaults/main.yml").read_text())
     import jinja2
     # the role's defaults as they resolve on neuron (they read eagle3_accelerator)
     on_neuron = {k: jinja2.Environment().from_string(str(v)).render(eagle3_accelerator="neuron")

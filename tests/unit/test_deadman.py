@@ -3,7 +3,7 @@
 decision and lines (plugins/filter/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
 sees deprecated images (plugins/modules/ec2_ami_find.py, against a DescribeImages answer validated by botocore's own
 EC2 model), and each start's start-to-ready on record (plugins/filter/timeline.py eagle3_starts). The switch on a live
-host: molecule/default/tests/test_deadman.py; on moto (the launch's attribute and user data, teardown at the run's
+host: molecule/default/tests/unit/test_deadman.py; on moto (the launch's attribute and user data, teardown at the run's
 end): molecule/ec2/tests/test_ec2.py."""
 from __future__ import annotations
 

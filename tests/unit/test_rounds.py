@@ -216,7 +216,7 @@ def test_best_serves_on_the_lower_bound(tmp_path):
        st.sampled_from([".1f", ".2f"]), st.sampled_from(["", "x"]))
 def test_a_shown_interval_is_only_numbers(value, interval, spec, suffix):
     """report.md.j2 writes eagle3_with_interval unescaped: whatever it is given, it writes a number, its interval or
-    "-", never a text (tests/test_result_checks.py::test_markdown_and_csv_escape_every_expression)."""
+    "-", never a text (tests/unit/test_result_checks.py::test_markdown_and_csv_escape_every_expression)."""
     import re
     text = R.shown(value, interval, spec, suffix)
     number = r"-?(inf|nan|[0-9]+\.[0-9]+)"
