@@ -1,7 +1,7 @@
-"""Serve what was measured (issue 51, F6): vllm_serving compares the profile's unit and server config on the host with
-the sha256 the run's manifest.json recorded (eagle3_serving_drift), refuses with the commands that recover
-(eagle3_serving_refusal), and serving.json records the k and sha256 of the config that serves (eagle3_served_config,
-roles/vllm_serving/tasks/record.yml). Generated configs, and the manifest of a real rehearsal sweep."""
+"""Serve what was measured: vllm_serving compares the profile's unit and server config on the host with the sha256 the
+run's manifest.json recorded (eagle3_serving_drift), refuses with the commands that recover (eagle3_serving_refusal),
+and serving.json records the k and sha256 of the config that serves (eagle3_served_config; the role's record task in
+tests/test_serving_measured_playbook.py). Generated configs, and the manifest of a real rehearsal sweep."""
 from __future__ import annotations
 
 import copy
@@ -11,7 +11,7 @@ import json
 import yaml
 from hypothesis import assume, given, settings, strategies as st
 
-from conftest import RUNS, play_and_read
+from conftest import RUNS
 from ansible_collections.eagle3.trn2.plugins.filter.serving import (eagle3_served_config, eagle3_serving_drift,
                                                                      eagle3_serving_refusal)
 
@@ -142,41 +142,3 @@ def test_the_served_config_gives_its_k_and_the_manifests_sha256():
     assert eagle3_served_config(None) == {"method": None, "k": None, "config_sha256": None}
     as_json = 'speculative-config: \'{"method": "eagle3", "num_speculative_tokens": 5}\'\n'
     assert eagle3_served_config(as_json)["k"] == 5
-
-
-RECORD = """---
-- name: Record what serves
-  hosts: localhost
-  gather_facts: false
-  tasks:
-    - name: Write serving.json
-      ansible.builtin.include_role:
-        name: eagle3.trn2.vllm_serving
-        tasks_from: record
-      vars:
-        vllm_serving_results_dir: "{{ base }}"
-        vllm_serving_run_id: sweep-1
-        vllm_serving_record_mode: best
-        vllm_serving_record_hosts: [rehearsal-1, rehearsal-2]
-"""
-
-
-def test_serving_json_records_the_k_and_sha256_of_the_config_that_serves(tmp_path):
-    served = eagle3_served_config(SWEEP["files"]["/etc/eagle3/eagle3-k3.yaml"])
-    checked = {"profile": "eagle3-k3", "unit": "vllm-serve.service", "url": "http://127.0.0.1:8000",
-               "listen": "127.0.0.1:8000", "smoke_test": " 6 7 8", "unauthorized_status": 401, **served, "measured": True}
-    base = tmp_path / "results"
-    base.mkdir()
-    proc, _ = play_and_read(tmp_path, RECORD, {
-        "localhost": {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"},
-        "rehearsal-1": {"vllm_serving_checked": checked}, "rehearsal-2": {}}, base, [])
-    record = json.loads((base / "sweep-1" / "serving.json").read_text())
-    assert record["hosts"]["rehearsal-1"]["k"] == 3
-    assert record["hosts"]["rehearsal-1"]["config_sha256"] == SWEEP["sha256"]["/etc/eagle3/eagle3-k3.yaml"]
-    assert record["hosts"]["rehearsal-1"]["measured"] is True
-    assert record["hosts"]["rehearsal-2"] is None  # not checked by this run
-    # The last word of serve, roll and replace names method, k and config (issue 56, item 3).
-    out = " ".join(proc.stdout.split())
-    assert (f"rehearsal-1: serves eagle3-k3 (method eagle3, k 3, config sha256 "
-            f"{SWEEP['sha256']['/etc/eagle3/eagle3-k3.yaml'][:12]}) at http://127.0.0.1:8000") in out, out[-2000:]
-    assert "rehearsal-2: serves nothing" in out
