@@ -43,6 +43,10 @@ from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  
 # its time budget (docs/testing.md). Its tests carry the `unit` marker (pytest.ini); one that starts an Ansible,
 # molecule or podman process fails, so a slow end-to-end test cannot slip into the lane.
 REFUSED_IN_UNIT = ("ansible", "molecule", "podman")
+# coverage.py (scripts/test.sh unit) measures the pytest-xdist workers through COVERAGE_PROCESS_CONFIG; the processes a
+# test starts inherit it and would each start coverage.py too, for lines that are not its subject: a worker drops it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
 
 
 def pytest_collection_modifyitems(config, items):

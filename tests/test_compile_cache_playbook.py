@@ -49,8 +49,8 @@ def two_hosts(tmp_path: Path, peer_env: str = "", **extra) -> dict[str, dict]:
 
 
 def test_the_second_host_applies_the_canarys_cache(tmp_path):
-    """On neuron (issue 32): the peer that applied the canary's cache starts in cache-hit-only mode, the canary compiles
-    as usual; a failed start's reason then names the key's parts."""
+    """On neuron (where a compile takes minutes): the peer that applied the canary's cache starts in cache-hit-only
+    mode, the canary compiles as usual; a failed start's reason then names the key's parts."""
     got = two_hosts(tmp_path, accelerator="neuron")
     assert got["canary"]["state"] == "cold" and got["canary"]["published"] is True and got["canary"]["files"] == 1
     assert got["peer"]["state"] == "shipped" and got["peer"]["canary"] == "canary" and got["peer"]["key"] == got["canary"]["key"]

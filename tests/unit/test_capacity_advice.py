@@ -1,7 +1,8 @@
-"""The launch's capacity failure names the operator's options (issue 32): eagle3_capacity_advice on failure messages of
-the shape amazon.aws.ec2_instance returns. botocore formats an EC2 error as "An error occurred (CODE) when calling the
-OPERATION operation: MESSAGE" (botocore/exceptions.py ClientError); the message is EC2's wording for the code (AWS's
-EC2 troubleshooting page for InsufficientInstanceCapacity); the module puts it after its own words."""
+"""The launch's capacity failure names the operator's options (not only AWS's error code): eagle3_capacity_advice on
+failure messages of the shape amazon.aws.ec2_instance returns. botocore formats an EC2 error as "An error occurred
+(CODE) when calling the OPERATION operation: MESSAGE" (botocore/exceptions.py ClientError); the message is EC2's wording
+for the code (AWS's EC2 troubleshooting page for InsufficientInstanceCapacity); the module puts it after its own
+words."""
 from __future__ import annotations
 
 import boto3
@@ -34,7 +35,7 @@ def test_another_failure_keeps_its_own_message(other):
     assert eagle3_capacity_advice(other, "trn2.48xlarge", "us-east-2") == ""
 
 
-# Issue 54: the launch's silence, its bound and the vCPU quota.
+# The launch's silence, its bound and the vCPU quota: an operator sees why a launch waits and how long.
 # The error answers are botocore ClientErrors made by botocore's Stubber (validated against botocore 1.44.8's EC2 model,
 # botocore/data/ec2/2016-11-15/service-2.json) and raised through amazon.aws 10.1.2's own RunInstances wrapper
 # (plugins/module_utils/ec2.py run_instances: AWSRetry.jittered_backoff + EC2InstanceErrorHandler), so the text is the

@@ -1,4 +1,5 @@
-"""eagle3.trn2.controller_file: the run's records on the controller written in the action's own process (issue 38).
+"""eagle3.trn2.controller_file: the run's records on the controller written in the action's own process (no module call
+to a host for a file on the controller).
 
 Two parts:
 - hypothesis drives plugins/module_utils/controller_io.settle() through generated sequences of requests against a

@@ -1,4 +1,5 @@
-"""The controller's IAM policy (issue 54): iam/controller-policy.json against the AWS operations a run makes.
+"""The controller's IAM policy (least privilege that still lets every run through): iam/controller-policy.json against
+the AWS operations a run makes.
 
 molecule ec2 records every botocore operation of Ansible's processes (molecule/ec2/files/aws_calls/sitecustomize.py)
 and its last test fails when one is not allowed by the policy (scripts/iam_policy.py). Here: the recorder records what

@@ -1,6 +1,7 @@
-"""Intervals for few rounds (plugins/module_utils/intervals.py, issue 37): Student's t from its own density, paired
-log-ratio intervals, the tie rule and the choice on the lower bound; its coverage checked on the rehearsal's own
-repeated pairs (docs/data/speedup-trained-20261202T024400Z.json: 10 baseline/EAGLE3 pairs of the trained pair)."""
+"""Intervals for few rounds (plugins/module_utils/intervals.py; a normal interval is too narrow for 3-5 rounds):
+Student's t from its own density, paired log-ratio intervals, the tie rule and the choice on the lower bound; its
+coverage checked on the rehearsal's own repeated pairs (docs/data/speedup-trained-20261202T024400Z.json: 10
+baseline/EAGLE3 pairs of the trained pair)."""
 from __future__ import annotations
 
 import itertools
@@ -85,7 +86,7 @@ def test_coverage_on_the_rehearsals_repeated_pairs():
 
 
 def test_a_positive_figures_interval_cannot_go_negative():
-    # Issue 56: the baseline's median TPOT over 3 rounds (22.5, 10.5, 8.9 ms) was printed [-4.52, 32.45] ms, a
+    # The baseline's median TPOT over 3 rounds (22.5, 10.5, 8.9 ms) was printed [-4.52, 32.45] ms, a
     # symmetric t interval on a positive quantity. On the log scale: the geometric mean and exp of the t interval of
     # the logs.
     tpot = [22.5, 10.5, 8.9]
@@ -124,7 +125,7 @@ def _round(figure: float, rates: list[float], spread: float) -> dict:
     st.lists(st.lists(RATE, min_size=3, max_size=3), min_size=n, max_size=n),
     st.lists(st.floats(min_value=0.1, max_value=10), min_size=n, max_size=n))))
 def test_every_interval_of_round_figures_is_positive_and_holds_its_geometric_mean(case):
-    """Issue 56: over any rounds of positive figures, every interval the report gives (each figure's, each position's,
+    """Over any rounds of positive figures, every interval the report gives (each figure's, each position's,
     the speedup's and the TPOT ratio's, and the fleet's over hosts) lies inside (0, inf) and holds the geometric mean
     of its rounds, which is also the figure the row shows."""
     from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R

@@ -1,7 +1,7 @@
-"""Adding a Neuron release is one command (issue 33): scripts/neuron_release.py reads AWS's release manifest and
-writes the row; the neuron scenario's fixture repositories follow the rows. The manifest is the committed excerpt of
-aws-neuron-sdk src/helperscripts/n2-manifest.json (tests/fixtures/README.md); a new release is made from it by
-changing versions, as a later manifest would."""
+"""Adding a Neuron release is one command (no value typed by hand): scripts/neuron_release.py reads AWS's release
+manifest and writes the row; the neuron scenario's fixture repositories follow the rows. The manifest is the committed
+excerpt of aws-neuron-sdk src/helperscripts/n2-manifest.json (tests/fixtures/README.md); a new release is made from it
+by changing versions, as a later manifest would."""
 from __future__ import annotations
 
 import copy

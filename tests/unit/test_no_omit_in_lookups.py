@@ -1,4 +1,4 @@
-"""No lookup or query call is handed `omit` (issue 32).
+"""No lookup or query call is handed `omit` (a lookup takes it as a literal value, not as "no value").
 
 `omit` is honoured only in module arguments (and module_defaults). A lookup receives the omit object itself, and
 amazon.aws 10.1.2 refuses it ("Config 'endpoint_url' for '...lookup.ssm_parameter' lookup plugin from 'Direct' has an

@@ -1,5 +1,6 @@
-"""The house (issue 36, item 7): no plugin imports another plugin file's private name; what plugins share lives in
-plugins/module_utils. Read from the plugins' own import statements (ast), so an import spread over lines counts.
+"""The house (a plugin can change its private names without breaking another): no plugin imports another plugin file's
+private name; what plugins share lives in plugins/module_utils. Read from the plugins' own import statements (ast), so
+an import spread over lines counts.
 
 A private name is one starting with "_" (not a dunder). Each of these, from one file of plugins/ (module_utils included)
 into another, is an import of it:

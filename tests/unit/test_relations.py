@@ -65,7 +65,8 @@ def test_the_tutorial_fleet_and_the_rehearsal_pass():
     assert S.port_problems(rehearsal) == [] and S.port_problems(fleet) == []
 
 
-# ---- Sinks (issue 53): each value against the grammar of the place it lands
+# ---- Sinks (a value valid in YAML can still break the file, command line or unit it lands in): each value against the
+# grammar of the place it lands
 
 def _refs(name: str) -> str:
     return str(S.schema()["properties"][name].get("$ref", "")).rsplit("/", 1)[-1]
@@ -209,7 +210,8 @@ def test_a_name_of_your_own_is_left_alone_or_allowed():
     assert S.unknown_names(["eagle3_team"]) and S.unknown_names(["eagle3_team"], ["eagle3_team"]) == []
 
 
-# ---- The identity of every round (issue 53, item 4): rounds5 passes, each mutation class is refused by name
+# ---- The identity of every round (rounds pooled must measure one workload): rounds5 passes, each mutation class is
+# refused by name
 
 
 

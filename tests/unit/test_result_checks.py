@@ -1,4 +1,5 @@
-"""The result-file validator (issue 35): plugins/module_utils/result_checks.py and its schema result_schema.yml.
+"""The result-file validator (a broken result file must never make a report say OK):
+plugins/module_utils/result_checks.py and its schema result_schema.yml.
 
 Every kept real result file (tests/fixtures/runs, README there) passes. Each generated case is one of those files
 DERIVED by one mutation of one field (hypothesis): a type, a non-finite number, a value out of range, counters that

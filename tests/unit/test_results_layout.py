@@ -1,6 +1,6 @@
-"""The results layout in one module (plugins/module_utils/results_layout.py, issue 36, item 5): paths made by it are
-read back by it, the eagle3_run lookup reads a run laid out by it, and the kept real runs (as the vllm_bench role
-wrote them) are laid out as it says."""
+"""The results layout in one module (plugins/module_utils/results_layout.py: one place, so writer and readers cannot
+disagree): paths made by it are read back by it, the eagle3_run lookup reads a run laid out by it, and the kept real
+runs (as the vllm_bench role wrote them) are laid out as it says."""
 from __future__ import annotations
 
 import json
@@ -39,7 +39,8 @@ def test_the_lookup_reads_a_run_laid_out_by_the_layout(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data))
     (L.run_dir(tmp_path, "r1") / "compile-cache").mkdir()
-    # An invalid result kept aside (issue 51) is in the run's quarantine folder, never read as a host or a result.
+    # An invalid result kept aside (for a reader to see why) is in the run's quarantine folder, never read as a host or
+    # a result.
     kept = Path(L.path_of(str(tmp_path), "r1", "quarantine", "h1"))
     assert kept == L.run_dir(tmp_path, "r1") / "quarantine" / "h1"
     kept.mkdir(parents=True)
@@ -61,7 +62,7 @@ def test_the_kept_runs_are_laid_out_as_the_layout_says():
 
 # A path of a run's file spelled by hand in a role or playbook: a layout file name after "}}/" or "'/" (manifest.json
 # only on a line naming a results directory: the rehearsal's model directory has one of its own). Every such path
-# comes from eagle3_results_path (issue 36, item 5).
+# comes from eagle3_results_path (so a change of the layout is one change).
 _NAMES = (r"((run|verdict|summary|serving|timeline|failure)\.json|report\.(md|csv|html)(?!\.j2)|\.bench-window\.lock"
           r"|compile-cache/)")
 _BY_HAND = re.compile(r"(\}\}|')/" + _NAMES + r"|results_dir\b.*/(" + _NAMES + r"|manifest\.json)")

@@ -1,4 +1,4 @@
-"""Every link between roles is declared (issue 36, "The house").
+"""Every link between roles is declared, so a role can change inside without breaking another.
 
 - Every include_role/import_role of a collection role, from another role's task files or from a playbook (playbooks/,
   site.yml), names an entry point (tasks_from, else main) that the callee's meta/argument_specs.yml declares, and
@@ -181,7 +181,7 @@ def test_task_files_are_short_and_vllm_bench_keeps_the_benchmark():
     long.update({str(p.relative_to(ROOT)): n for p in sorted((ROOT / "playbooks/tasks").glob("*.yml"))
                  if (n := len(p.read_text().splitlines())) > 150})
     assert long == {}
-    # 14 since issue 51: reconcile.yml (a rerun settles the host before any server stops) and quarantine.yml (invalid
+    # 14 with reconcile.yml (a rerun settles the host before any server stops) and quarantine.yml (invalid
     # results kept aside, from the reconcile and after a fetch).
     assert len(list((ROOT / "roles/vllm_bench/tasks").glob("*.yml"))) <= 14
 

@@ -1,5 +1,6 @@
-"""Rounds (eagle3_bench_rounds, issue 37): interleaved rounds pooled into means with 95 % intervals, every round's file
-validated, incomplete rounds failing their host, and the decisions (speedup gate, sweep, best) on the lower bound.
+"""Rounds (eagle3_bench_rounds: one round is one sample, too few to decide on): interleaved rounds pooled into means
+with 95 % intervals, every round's file validated, incomplete rounds failing their host, and the decisions (speedup
+gate, sweep, best) on the lower bound.
 
 The multi-round runs here are labelled derived variants of real files: the kept trained run (tests/fixtures/runs/
 trained, sweep: trained-sweep) is round 1, and round r >= 2 is that file with its measured figures (output
@@ -92,7 +93,7 @@ def test_five_rounds_give_every_figure_and_speedup_its_interval(tmp_path):
         for figure in ("output_throughput", "median_tpot_ms", "median_ttft_ms"):
             values = [PAIRS[i]["baseline" if name == "baseline" else "eagle3"][figure] for i in range(5)]
             interval = row["intervals"][figure]
-            # the geometric mean and its log-scale interval (issue 56: a positive figure's interval cannot go negative)
+            # the geometric mean and its log-scale interval (a positive figure's interval cannot go negative)
             geometric = math.exp(sum(math.log(v) for v in values) / 5)
             assert interval["mean"] == pytest.approx(geometric) == pytest.approx(row[figure])
             assert 0 < interval["low"] < interval["mean"] < interval["high"] and interval["n"] == 5

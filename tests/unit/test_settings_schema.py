@@ -1,4 +1,5 @@
-"""The settings schema (issue 34): plugins/module_utils/settings_schema.yml and its validator.
+"""The settings schema (a wrong setting is refused by name before anything runs):
+plugins/module_utils/settings_schema.yml and its validator.
 
 The schema knows every name the project defines (group_vars, the inventories, molecule's inventories, the plays'
 facts) and docs/settings.md names only settings it knows; the defaults as committed are valid; for every setting,
@@ -91,8 +92,8 @@ STRINGS = [n for n in S.schema()["properties"] if "string" in _kinds(S.schema()[
 
 @hsettings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(STRINGS), st.text(max_size=8),
-       # C0, DEL, and (issue 53) every character of Unicode's control, format and separator categories: U+0085,
-       # a zero-width space, a bidi override, U+2028
+       # C0, DEL, and (they hide or reorder text in a log or a unit) every character of Unicode's control, format and
+       # separator categories: U+0085, a zero-width space, a bidi override, U+2028
        st.one_of(st.sampled_from(["\n", "\r", "\x00", "\x1b", "\x7f", "\x85", "\u200b", "\u202e", "\u2028"]),
                  st.characters(categories=["Cc", "Cf", "Zl", "Zp"])),
        st.text(max_size=8))

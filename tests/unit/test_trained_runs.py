@@ -1,5 +1,5 @@
-"""The trained rehearsal pair (issue 13, `eagle3_rehearsal_pair: trained`), judged on its real runs as
-fetched (no derivation): tests/fixtures/README.md names each run, its command and date.
+"""The trained rehearsal pair (`eagle3_rehearsal_pair: trained`: drafts that accept as real ones do), judged on its real
+runs as fetched (no derivation): tests/fixtures/README.md names each run, its command and date.
 
 - trained: k=3, the rehearsal's benchmark (50 sonnet prompts 512/128, temperature 0);
 - trained-sweep: the same host with k 2/3/4;

@@ -31,7 +31,8 @@ def test_lists_are_what_the_real_parsers_say(version):
     known = KNOWN[version]
     assert known["vllm_version"] == version
     options = known["options"]
-    # Facts read in the vLLM source of both versions (issue 11 item 1): the no- form lives on serve's parser.
+    # Facts read in the vLLM source of both versions (the options differ between them): the no- form lives on serve's
+    # parser.
     assert options["enable-prefix-caching"]["type"] == "bool" and options["no-enable-prefix-caching"]["type"] == "bool"
     assert options["max-num-seqs"]["type"] == "int" and options["max-model-len"]["type"] == "int"
     assert options["speculative-config"]["type"] == "json"
