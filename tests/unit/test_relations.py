@@ -205,6 +205,13 @@ def test_a_project_name_misspelt_or_in_capitals_is_refused_with_the_name_meant(n
         assert meant is None or S._edits(typo, meant) <= 2
 
 
+@hsettings(max_examples=300, deadline=None)
+@given(st.text("ab_3", max_size=10), st.text("ab_3", max_size=10), st.integers(min_value=0, max_value=3))
+def test_the_bounded_distance_is_the_distance_up_to_its_bound(a, b, bound):
+    full = S._edits(a, b)
+    assert S._edits_within(a, b, bound) == (full if full <= bound else bound + 1)
+
+
 def test_a_name_of_your_own_is_left_alone_or_allowed():
     assert S.unknown_names(["monitoring_team_dashboard", "my_eagle3_port", "ansible_port"]) == []
     assert S.unknown_names(["eagle3_team"]) and S.unknown_names(["eagle3_team"], ["eagle3_team"]) == []
