@@ -7,9 +7,9 @@
 #                                (docs/testing.md, "The unit lane"); the suite's pytest part runs these tests too
 source "$(dirname "$0")/env.sh"
 
-# The unit lane: tests/unit on two pytest-xdist workers under coverage.py (.coveragerc: the lines of
-# plugins/module_utils and plugins/filter, each worker's data combined); fails under its floor (fail_under) or over
-# its time (UNIT_BUDGET s). It needs no apt package and no collection build: only the venv.
+# The unit lane: tests/unit on two pytest-xdist workers, each under coverage.py (tests/conftest.py starts it;
+# .coveragerc: the lines of plugins/module_utils and plugins/filter, each worker's data combined); fails under its
+# floor (fail_under) or over its time (UNIT_BUDGET s). It needs no apt package and no collection build: only the venv.
 UNIT_BUDGET=60
 unit_lane() {
   local data t0 rc secs cpu total
@@ -18,7 +18,8 @@ unit_lane() {
   t0=$(date +%s)
   set +e
   # A subshell, so that `times` reports the CPU of this run's processes only.
-  ( coverage run -m pytest -q -p no:cacheprovider tests/unit -n 2 --durations=5; rc=$?; times >"$data/times"; exit "$rc" )
+  ( EAGLE3_UNIT_COVERAGE="$EAGLE3_ROOT/.coveragerc" pytest -q -p no:cacheprovider tests/unit -n 2 --durations=5
+    rc=$?; times >"$data/times"; exit "$rc" )
   rc=$?
   set -e
   secs=$(( $(date +%s) - t0 ))

@@ -10,6 +10,19 @@ from pathlib import Path
 
 import pytest
 
+# scripts/test.sh unit: coverage.py (EAGLE3_UNIT_COVERAGE, its config file) in each pytest-xdist worker, started
+# before this file imports the plugins; the controller, which only hands out tests and prints, is not traced (tracing
+# it cost CPU the lane's time budget has no room for). Each worker writes its own data file, combined after the run.
+if os.environ.get("EAGLE3_UNIT_COVERAGE") and os.environ.get("PYTEST_XDIST_WORKER"):
+    import coverage
+
+    _COVERAGE = coverage.Coverage(config_file=os.environ["EAGLE3_UNIT_COVERAGE"], data_suffix=True)
+    _COVERAGE.start()
+
+    def pytest_unconfigure(config):
+        _COVERAGE.stop()
+        _COVERAGE.save()
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 # The head of an inline inventory of the project's shape: the eagle3 group with the controller (localhost, local);
@@ -43,10 +56,6 @@ from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  
 # its time budget (docs/testing.md). Its tests carry the `unit` marker (pytest.ini); one that starts an Ansible,
 # molecule or podman process fails, so a slow end-to-end test cannot slip into the lane.
 REFUSED_IN_UNIT = ("ansible", "molecule", "podman")
-# coverage.py (scripts/test.sh unit) measures the pytest-xdist workers through COVERAGE_PROCESS_CONFIG; the processes a
-# test starts inherit it and would each start coverage.py too, for lines that are not its subject: a worker drops it.
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
 
 
 def pytest_collection_modifyitems(config, items):
