@@ -3,7 +3,46 @@
 #   scripts/test.sh              everything
 #   scripts/test.sh static       lint, argument_specs, syntax, pytest only
 #   scripts/test.sh SCENARIO...  only those molecule scenarios (with the static checks and pytest beside them)
+#   scripts/test.sh unit         the unit lane alone: tests/unit under coverage.py, no Ansible, no container
+#                                (docs/testing.md, "The unit lane"); the suite's pytest part runs these tests too
 source "$(dirname "$0")/env.sh"
+
+# The unit lane: tests/unit on two pytest-xdist workers, each under coverage.py (tests/conftest.py starts it;
+# .coveragerc: the lines of plugins/module_utils and plugins/filter, each worker's data combined); fails under its
+# floor (fail_under) or over its time (UNIT_BUDGET s). It needs no apt package and no collection build: only the venv.
+UNIT_BUDGET=60
+unit_lane() {
+  local data t0 rc secs cpu total
+  data="$(mktemp -d "${TMPDIR:-/tmp}/eagle3-unit-coverage.XXXXXX")"
+  export COVERAGE_FILE="$data/.coverage"
+  t0=$(date +%s)
+  set +e
+  # A subshell, so that `times` reports the CPU of this run's processes only.
+  ( EAGLE3_UNIT_COVERAGE="$EAGLE3_ROOT/.coveragerc" pytest -q -p no:cacheprovider tests/unit -n 2 --durations=5
+    rc=$?; times >"$data/times"; exit "$rc" )
+  rc=$?
+  set -e
+  secs=$(( $(date +%s) - t0 ))
+  cpu=$(children_cpu "$data/times")
+  coverage combine -q
+  total=$(coverage report --format=total --fail-under=0)
+  # The files below 100 %, the least covered first; exit status 2 under the floor.
+  coverage report --skip-covered || { [ "$rc" -ne 0 ] || rc=2; }
+  rm -rf "$data"
+  eagle3_log "unit: $( [ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $secs s ($cpu CPU-s), line coverage of plugins/module_utils and plugins/filter $total % (floor: .coveragerc fail_under)"
+  [ "$rc" -eq 0 ] || return "$rc"
+  [ "$secs" -le "$UNIT_BUDGET" ] || { eagle3_log "unit: over its budget of $UNIT_BUDGET s (a loaded machine, or a slow test to move out of tests/unit)"; return 1; }
+}
+# FILE: the user + system CPU seconds of a shell's waited-for children, from what bash's `times` wrote to FILE (its
+# second line). `times` itself must run in that shell: in $(...) it would report a new subshell's, nothing.
+children_cpu() { awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] }; printf "%d", t }' "$1"; }
+if [ "${1:-}" = unit ]; then
+  eagle3_venv requirements-dev.txt
+  eagle3_activate
+  unit_lane
+  exit $?
+fi
+
 eagle3_apt_prereqs
 # chromium (optional): the report test opens report.html headless and keeps a screenshot in artifacts/.
 if ! command -v chromium >/dev/null 2>&1; then
@@ -67,9 +106,6 @@ part_command() {
 # containers' cgroup, so default's host got about one core while they ran (its vLLM starts took 45-60 s against 21 s
 # on the idle machine, 2026-12-06). setsid -w: a new session and autogroup, waited for.
 LOWEST=(setsid -w bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true; exec nice -n 19 "$@"' lowest)
-# FILE: the user + system CPU seconds of a shell's waited-for children, from what bash's `times` wrote to FILE (its
-# second line). `times` itself must run in that shell: in $(...) it would report a new subshell's, nothing.
-children_cpu() { awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] }; printf "%d", t }' "$1"; }
 run_part() {  # NAME [live|nice]: runs it, its output in part_log NAME (and on stdout if live); its exit status,
   local name="$1" t0 rc prefix=(env)  # seconds and CPU seconds (on the controller) in $ARTIFACTS/NAME.rc
   [ "${2:-}" = nice ] && prefix=("${LOWEST[@]}")

@@ -10,6 +10,19 @@ from pathlib import Path
 
 import pytest
 
+# scripts/test.sh unit: coverage.py (EAGLE3_UNIT_COVERAGE, its config file) in each pytest-xdist worker, started
+# before this file imports the plugins; the controller, which only hands out tests and prints, is not traced (tracing
+# it cost CPU the lane's time budget has no room for). Each worker writes its own data file, combined after the run.
+if os.environ.get("EAGLE3_UNIT_COVERAGE") and os.environ.get("PYTEST_XDIST_WORKER"):
+    import coverage
+
+    _COVERAGE = coverage.Coverage(config_file=os.environ["EAGLE3_UNIT_COVERAGE"], data_suffix=True)
+    _COVERAGE.start()
+
+    def pytest_unconfigure(config):
+        _COVERAGE.stop()
+        _COVERAGE.save()
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 # The head of an inline inventory of the project's shape: the eagle3 group with the controller (localhost, local);
@@ -26,6 +39,10 @@ all:
               ansible_python_interpreter: "{{ ansible_playbook_python }}"
 """
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
+# tests/unit: the unit lane (UNIT below). The files of both directories import helpers from each other by module
+# name (from test_cache_disk import ...), whichever directory pytest collects first.
+UNIT = Path(__file__).resolve().parent / "unit"
+sys.path.insert(0, str(UNIT))
 sys.path.insert(0, str(ROOT / "scripts"))
 # The plugins that import each other do so as the collection's modules (ansible_collections.eagle3.trn2...):
 # the checkout's committed link collections/ansible_collections/eagle3/trn2, where ansible.cfg looks for it.
@@ -44,6 +61,38 @@ def molecule_config(scenario: str) -> dict:
 
     base = yaml.safe_load((ROOT / ".config/molecule/config.yml").read_text())
     return merge_dicts(base, yaml.safe_load((ROOT / f"molecule/{scenario}/molecule.yml").read_text()))
+
+
+# The unit lane (scripts/test.sh unit): tests/unit calls the code directly, on the controller's Python alone, within
+# its time budget (docs/testing.md). Its tests carry the `unit` marker (pytest.ini); one that starts an Ansible,
+# molecule or podman process fails, so a slow end-to-end test cannot slip into the lane.
+REFUSED_IN_UNIT = ("ansible", "molecule", "podman")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if UNIT in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def _unit_starts_no_ansible(request, monkeypatch):
+    """Under tests/unit: subprocess.Popen (subprocess.run and check_output go through it) refuses a command whose
+    program is ansible*, molecule* or podman*."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    popen = subprocess.Popen
+
+    class Guarded(popen):
+        def __init__(self, args, *rest, **kwargs):
+            argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+            program = os.path.basename((os.fsdecode(argv[0]).split() or [""])[0]) if argv else ""
+            if program.startswith(REFUSED_IN_UNIT):
+                pytest.fail(f"a unit test started {program}: tests/unit calls the code directly (a test that needs "
+                            f"{program} belongs in tests/)", pytrace=False)
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Guarded)
 
 
 def play_and_read(tmp_path: Path, playbook: str, hosts: dict, base: Path,

@@ -1,4 +1,4 @@
-"""`ansible-playbook site.yml` from a fresh checkout, as a user runs it (issue 32, item 5).
+"""`ansible-playbook site.yml` from a fresh checkout, as a user runs it (the first command a reader types must work).
 
 The checkout resolves as the collection eagle3.trn2 by itself: collections/ansible_collections/eagle3/trn2 is a
 committed relative link to the checkout, on ansible.cfg's collections_path. Until 2026-12-03 only scripts/env.sh

@@ -1,4 +1,5 @@
-"""eagle3.trn2.host_files: many directories and files on a host in one module call (issue 38, item 2).
+"""eagle3.trn2.host_files: many directories and files on a host in one module call (one round trip, not one per
+file).
 
 Its semantics are settle()'s (plugins/module_utils/controller_io.py), whose model test is tests/test_controller_file.py;
 here: the owner and group it adds (put right whatever they were; a missing one is changed in check mode and refused by

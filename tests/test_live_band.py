@@ -1,6 +1,7 @@
-"""Live bands (issue 37, item 5): a band recorded from a Prometheus window (plugins/module_utils/bands.py,
-bands_from_prometheus; playbooks/record_band.yml -e eagle3_band_source=prometheus) and the serving alert's threshold
-(alert_bands -> the monitoring role's monitoring_acceptance_bands -> roles/monitoring/templates/eagle3.rules.yml.j2).
+"""Live bands (a band from what the fleet serves, not only from a benchmark): a band recorded from a Prometheus window
+(plugins/module_utils/bands.py, bands_from_prometheus; playbooks/record_band.yml -e eagle3_band_source=prometheus) and
+the serving alert's threshold (alert_bands -> the monitoring role's monitoring_acceptance_bands ->
+roles/monitoring/templates/eagle3.rules.yml.j2).
 
 The answers' shape is Prometheus's HTTP API as its documentation gives it (prometheus.io/docs/prometheus/latest/
 querying/api/, "Format overview": {"status": "success" | "error", "data": ..., "errorType", "error"}; "Instant

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# What an operator must type (issue 54: not the Neuron apt key's fingerprint, the role's default is AWS's public key;
+# What an operator must type (the least: not the Neuron apt key's fingerprint, the role's default is AWS's public key;
 # the tests below pass the up-front checks without it).
 OPERATOR = {"provision_ec2_admin_cidr": "203.0.113.0/24",
             "model_assets_dataset_checksum": "sha256:" + "0" * 64}

@@ -1,4 +1,4 @@
-"""Recording a band from a run (playbooks/record_band.yml, issue 37, item 5), through the real playbooks: a kept
+"""Recording a band from a run (playbooks/record_band.yml), through the real playbooks: a kept
 trained-pair run is reported by the real bench_report role (its verdict.json), then recorded into a band file of an
 inventory; the file's bands carry the run's own figures and evidence, and they gate that run (enforced, in band). A run
 without an OK verdict is refused before anything is written."""

@@ -1,4 +1,4 @@
-"""The neuron units and environment file as vllm_service renders them (issue 32, item 6), where the Neuron DLAMI
+"""The neuron units and environment file as vllm_service renders them, where the Neuron DLAMI
 mounted the instance store at /opt/dlami/nvme and on an EBS-only host: the role's own cache_disk.yml runs `lsblk` on
 this controller with a FIXTURE lsblk first on PATH (tests/playbooks/rendered_unit.yml), so the disk choice, the cache
 path, the limits and the environment come from the role's code unchanged; systemd-analyze then reads each unit.
@@ -19,7 +19,7 @@ from conftest import ROOT
 from test_cache_disk import ROOT as ROOT_DISK, disk, raid_member
 
 LAYOUTS = {
-    # lsblk -J -o NAME,PATH,MODEL,SERIAL,TYPE,FSTYPE,LABEL,MOUNTPOINT as tests/test_cache_disk.py builds it (the shape
+    # lsblk -J -o NAME,PATH,MODEL,SERIAL,TYPE,FSTYPE,LABEL,MOUNTPOINT as tests/unit/test_cache_disk.py builds it (the shape
     # util-linux prints: one object per device, children nested).
     "dlami-raid0": [ROOT_DISK] + [raid_member(f"nvme{n}n1") for n in range(1, 5)],
     "ebs-only": [ROOT_DISK],
@@ -87,7 +87,8 @@ def test_the_units_carry_the_library_path_the_limits_and_the_cache_hit_only_file
 
 
 def test_the_serving_unit_names_the_sha256_of_its_config_so_a_changed_config_restarts_it(rendered):
-    # Issue 51 (F6): a config put back with the same name but other values must not leave the old server running.
+    # Serve what was measured: a config put back with the same name but other values must not leave the old server
+    # running.
     _, out = rendered
     line = "# Serves serve.yaml as it was when this unit was written (sha256 " + "5e" * 32 + "): a changed"
     assert line in (out / "vllm-serve.service").read_text().splitlines()

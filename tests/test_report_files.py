@@ -143,9 +143,10 @@ def _refuse(constant: str) -> None:
 
 
 def test_the_reports_failure_replaces_every_file_and_names_what_it_cannot(played):
-    """Issue 35: the failure mode (the role's rescue) over a stale OK report: verdict.json and summary.json say "report
-    failed" with the reason (strict JSON), report.md says FAILED with the reason escaped, report.csv is removed; a
-    report.html that is a directory can be neither replaced nor removed, and the task's failure names it."""
+    """A stale OK report must not outlive a failure: the failure mode (the role's rescue) over a stale OK report:
+    verdict.json and summary.json say "report failed" with the reason (strict JSON), report.md says FAILED with the
+    reason escaped, report.csv is removed; a report.html that is a directory can be neither replaced nor removed, and
+    the task's failure names it."""
     base, returned = played
     run = base / "failed"
     error = "the report could not be made from h/e.json: <b>x</b>"
@@ -163,7 +164,7 @@ def test_the_reports_failure_replaces_every_file_and_names_what_it_cannot(played
     assert not [p for p in run.iterdir() if p.name.startswith(".")]
 
 
-# --- Issue 51, F5: a failure that cannot be written is named, never said to say "report failed" ---------------------
+# --- A failure that cannot be written is named, never said to say "report failed" (a reader would look for it) ------
 FAILURE = "the report could not be made from h/e.json: x"
 FAILURE_FILES = ("verdict.json", "summary.json", "report.md", "report.html")
 UNWRITABLE = """---

@@ -95,7 +95,8 @@ def test_sweep_report_files_have_real_values(tmp_path):
     assert charts.verdict == "OK"
     assert set(charts.charts) == {"throughput", "tpot", "acceptance", "spread"}
     assert len(charts.charts["throughput"]) == 4 and len(charts.charts["tpot"]) == 4
-    # each profile's overall acceptance ("all", held to the floor) and its positions (issue 56): k2, k3, k4
+    # each profile's overall acceptance ("all", held to the floor) and its positions (where a draft stops being
+    # accepted): k2, k3, k4
     assert len(charts.charts["acceptance"]) == 3 + 2 + 3 + 4
     assert {float(r["data-value"]) for r in charts.charts["acceptance"]} == {100.0}
     values = [float(r["data-value"]) for r in charts.charts["throughput"]]
@@ -167,7 +168,7 @@ def test_model_output_is_shown_as_text_and_never_runs(tmp_path):
     html = (run / "report.html").read_text()
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;document.title = &#39;PWNED&#39;" in html  # shown, as text
-    md = (run / "report.md").read_text()  # and report.md (issue 35: it carried the raw <script>)
+    md = (run / "report.md").read_text()  # and report.md (a result's text must not carry markup into it)
     assert "<script" not in md and "<img" not in md
     assert "&lt;script&gt;document.title = 'PWNED'" in md  # shown, as Markdown text
     verdict = json.loads((run / "verdict.json").read_text())
@@ -252,7 +253,7 @@ def test_timeline_chart_and_window_overlap_from_a_real_two_host_run(tmp_path):
 
 
 def test_five_rounds_report_intervals_in_every_file_and_error_bars(tmp_path):
-    """With rounds 5 (tests/test_rounds.py's derived run of the trained pair), the real role writes every figure and
+    """With rounds 5 (tests/unit/test_rounds.py's derived run of the trained pair), the real role writes every figure and
     speedup with its interval: "2.01x [1.88, 2.15]" in report.md, low/high columns in report.csv, error bars in the
     HTML's charts."""
     from test_rounds import rounds_run
@@ -270,8 +271,8 @@ def test_five_rounds_report_intervals_in_every_file_and_error_bars(tmp_path):
     html = (run / "report.html").read_text()
     bars = [re.search(r'data-label="([^"]*)"', line).group(1) for line in html.splitlines()
             if 'class="errorbar" data-label=' in line]
-    # throughput and TPOT charts, baseline and eagle3; the acceptance chart (issue 56): eagle3 overall and its three
-    # positions, numbered from 1
+    # throughput and TPOT charts, baseline and eagle3; the acceptance chart (where the draft stops being accepted):
+    # eagle3 overall and its three positions, numbered from 1
     assert bars == ["rehearsal-1 baseline", "rehearsal-1 eagle3"] * 2 + [
         f"rehearsal-1 eagle3 {p}" for p in ("all", "pos 1", "pos 2", "pos 3")]
     assert speedup in html
@@ -308,11 +309,12 @@ def _svg_texts(html: str) -> list[tuple[str, float, str, float, str]]:
 
 
 def test_five_round_report_says_the_decision_first_and_no_interval_is_negative_or_clipped(tmp_path):
-    """Issue 56, on runs/rounds5 (the rehearsal's real 5-round run, as fetched) reported by the real role with the
-    trained pair's band key (tests/test_bands.py): the headline first in report.md and report.html (verdict, the
-    recommended profile, its speedup with its interval, acceptance with its band, what decided it); every interval in
-    (0, inf); positions numbered from 1 with their intervals, the band and the floor on the acceptance chart; in
-    headless Chromium every chart text inside its chart's box (getBBox against the viewBox), and a screenshot kept."""
+    """What a reader needs first, on runs/rounds5 (the rehearsal's real 5-round run, as fetched) reported by the real
+    role with the trained pair's band key (tests/unit/test_bands.py): the headline first in report.md and report.html
+    (verdict, the recommended profile, its speedup with its interval, acceptance with its band, what decided it); every
+    interval in (0, inf); positions numbered from 1 with their intervals, the band and the floor on the acceptance
+    chart; in headless Chromium every chart text inside its chart's box (getBBox against the viewBox), and a screenshot
+    kept."""
     from test_bands import KEY
     from ansible_collections.eagle3.trn2.plugins.filter.report import CHAR_PX
     run = tmp_path / "results" / "rounds5"

@@ -167,7 +167,7 @@ def test_upload_equals_the_run_directory_and_a_second_run_changes_nothing(tmp_pa
 
 def test_a_failed_verdict_is_exported_too(tmp_path, s3, moto):
     run = fixture_run(tmp_path, "random")
-    # The endpoint setting empty, moto only in the SDK's environment (issue 32: the empty case, as users run it).
+    # The endpoint setting empty, moto only in the SDK's environment (the empty case: users leave it empty).
     proc, doc = report(tmp_path, "random", moto, via_env=True, eagle3_results_s3_bucket=BUCKET, eagle3_results_s3_prefix="")
     assert proc.returncode != 0  # bench_report fails the play on the verdict ...
     assert bucket_files(s3, "random/") == local_files(run)  # ... and the run still left the controller (no prefix)

@@ -1,8 +1,8 @@
-"""The s3_relay role (issue 15: the controller relays no byte per host): a controller file is put in S3 once for all
-hosts and each host downloads it itself by a URL the controller signs, checked by the sha256 the put recorded. Against
-the moto S3 server of test_results_export.py on 127.0.0.1, two local hosts, at -vvv: the signed URL and the
-credentials never reach the output, whatever happens. Its users: vllm_install's wheelhouse (test_wheelhouse_s3.py)
-and vllm_bench's compile cache (test_compile_cache.py)."""
+"""The s3_relay role (the controller relays no byte per host, so it is no bottleneck): a controller file is put in S3
+once for all hosts and each host downloads it itself by a URL the controller signs, checked by the sha256 the put
+recorded. Against the moto S3 server of test_results_export.py on 127.0.0.1, two local hosts, at -vvv: the signed URL
+and the credentials never reach the output, whatever happens. Its users: vllm_install's wheelhouse
+(test_wheelhouse_s3.py) and vllm_bench's compile cache (test_compile_cache.py)."""
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,4 @@
-"""One description per setting (issue 52): the schema entry is all a new setting needs.
+"""One description per setting (nothing to keep in step by hand): the schema entry is all a new setting needs.
 
 In a copy of the checkout, a new setting is added by writing only its schema entry and the task that uses it; the
 generator writes the rest, and then the role receives the value, the preflight refuses a wrong value naming the
@@ -215,7 +215,7 @@ def test_no_rule_of_the_schema_is_repeated_in_a_preflight_a_filter_or_a_playbook
 
 
 def test_the_repeat_finder_finds_a_repeat():
-    # the two rules issue 52 removed, as they were: a k range and a unit-name pattern
+    # the two rules the generated checks replaced, as they were: a k range and a unit-name pattern
     k = ("range", 1, 8)
     assert _repeats("ok: ... reject('ge', 1) | list ... reject('le', 8) ...", k)
     assert _repeats("msg: num_speculative_tokens must be between 1 and 8", k)

@@ -1,4 +1,4 @@
-"""Settings layers (issue 36, item 6): an operator's mapping settings merge over the project's instead of replacing
+"""Settings layers: an operator's mapping settings merge over the project's instead of replacing
 them, and the precedence of the layers is Ansible's own. Asserted on what Ansible itself resolves (an ad-hoc run with
 the project's defaults (roles/settings), an inventory's group_vars/all, its groups, host_vars and -e), and on the merge filter over generated
 mappings."""
@@ -133,7 +133,7 @@ def test_an_inventory_that_sets_one_key_keeps_the_projects_others_and_the_layers
     # the inventory's option added, the dropped one gone, the tutorial's others kept
     assert one["options"] == {"max-num-seqs": 2, "max-model-len": 2048, "enforce-eager": True}
     assert one["max_model_len"] in (2048, "2048")
-    # Each level over the project's defaults, a setting and a role input alike (issue 52, item 5):
+    # Each level over the project's defaults, a setting and a role input alike:
     # an inventory's group_vars/all,
     assert one["rounds"] == 3 and one["timeout"] == 111
     # one of its groups (and over group_vars/all),

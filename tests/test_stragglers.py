@@ -1,4 +1,4 @@
-"""A fleet finishes as fast as its slowest host (issue 15, item 1): a host that lags at one step never holds the others.
+"""A fleet finishes as fast as its slowest host: a host that lags at one step never holds the others.
 
 Two local hosts run the benchmark flow of tests/playbooks/tasks/stragglers.yml: per profile, in order, the vllm_bench
 role's real compile-cache steps, a start, the canary's real publish. The play's keywords (strategy, serial, ...) are

@@ -1,8 +1,8 @@
-"""One transport configuration (issue 38, item 3): the molecule scenarios reach their hosts as real runs do, with
-ansible.cfg's SSH settings (pipelining, ControlPersist, host key checking against the pinned known_hosts). Molecule
-writes an ansible.cfg of its own for each scenario (pipelining and host key checking off unless set), so each
-scenario's config_options must carry the same values (the shared .config/molecule/config.yml with the scenario's
-molecule.yml merged over it): read from the files molecule and ansible-playbook read."""
+"""One transport configuration (what the tests prove holds for real runs): the molecule scenarios reach their hosts as
+real runs do, with ansible.cfg's SSH settings (pipelining, ControlPersist, host key checking against the pinned
+known_hosts). Molecule writes an ansible.cfg of its own for each scenario (pipelining and host key checking off unless
+set), so each scenario's config_options must carry the same values (the shared .config/molecule/config.yml with the
+scenario's molecule.yml merged over it): read from the files molecule and ansible-playbook read."""
 from __future__ import annotations
 
 import configparser

@@ -1,4 +1,4 @@
-"""The S3 copy of the wheelhouse (issue 15, item 3: packages without a controller bottleneck): the controller puts
+"""The S3 copy of the wheelhouse (packages without a controller bottleneck): the controller puts
 the archive in S3 once (roles/vllm_install/tasks/wheelhouse_fetch.yml through the s3_relay role: only when it differs,
 once for all hosts); each host downloads it itself by a URL the controller signs and unpacks it (sha256 checked).
 Against a real S3 API: the moto server of test_results_export.py on 127.0.0.1, two local hosts. The signed URL and the

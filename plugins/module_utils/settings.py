@@ -140,7 +140,7 @@ def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
             out.append(f"{name} is not a setting: did you mean {lower}? (names are lower case; an environment "
                        "variable's spelling is not read)")
         elif lower.startswith(PREFIXES + role_prefixes()):
-            near = min(((_edits(lower, k), k) for k in known if abs(len(k) - len(lower)) <= 2), default=(3, ""))
+            near = min(((_edits_within(lower, k, 2), k) for k in known), default=(3, ""))
             what = "a setting" if name.startswith("eagle") else "an input of the role"
             if near[0] <= 2:
                 out.append(f"{name} is not {what}; did you mean {near[1]}? (a misspelt name is ignored without a "
@@ -160,6 +160,26 @@ def _edits(a: str, b: str) -> int:
         for j, cb in enumerate(b, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[-1]
+
+
+def _edits_within(a: str, b: str, bound: int) -> int:
+    """_edits(a, b) when it is at most `bound`, else bound + 1. Only the cells within `bound` of the diagonal can hold
+    a distance that small, and a row past `bound` ends it: a misspelt name is compared with every name of the project,
+    so the full table's cost counts."""
+    over = bound + 1
+    if abs(len(a) - len(b)) > bound:
+        return over
+    prev = [min(j, over) for j in range(len(b) + 1)]
+    for i, ca in enumerate(a, 1):
+        lo, hi = max(1, i - bound), min(len(b), i + bound)
+        row = [over] * (len(b) + 1)
+        row[0] = min(i, over)
+        for j in range(lo, hi + 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != b[j - 1]), over)
+        if min(row[lo - 1:hi + 1]) > bound:
+            return over
+        prev = row
+    return prev[-1]
 
 
 def serial_batch(batch: Any, fleet: int) -> int:
@@ -346,7 +366,7 @@ def settings_problems(values: Mapping[str, Any], as_text: Iterable[str] = (), al
 
 def doc_rows() -> list[str]:
     """docs/settings.md, "The schema": one table row per setting and role input, from the schema itself (the test
-    tests/test_settings_schema.py compares the committed rows with these)."""
+    tests/unit/test_settings_schema.py compares the committed rows with these)."""
     rows = ["| setting | expected |", "|---|---|"]
     for name in sorted(schema()["properties"]):
         node = _resolve(schema()["properties"][name])

@@ -1,0 +1,176 @@
+"""A fleet that cannot be forgotten. The dead-man switch's units, deadline and user data
+(plugins/module_utils/deadman.py), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
+decision and lines (plugins/filter/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
+sees deprecated images (plugins/modules/ec2_ami_find.py, against a DescribeImages answer validated by botocore's own
+EC2 model), and each start's start-to-ready on record (plugins/filter/timeline.py eagle3_starts). The switch on a live
+host: molecule/default/tests/unit/test_deadman.py; on moto (the launch's attribute and user data, teardown at the run's
+end): molecule/ec2/tests/test_ec2.py."""
+from __future__ import annotations
+
+import base64
+from datetime import datetime, timezone
+
+import boto3
+import pytest
+import yaml
+from botocore.stub import Stubber
+from hypothesis import given, settings as hsettings, strategies as st
+
+from conftest import ROOT
+from ansible_collections.eagle3.trn2.plugins.filter import infra
+from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_starts
+from ansible_collections.eagle3.trn2.plugins.module_utils import deadman as D
+from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+from ansible_collections.eagle3.trn2.plugins.modules import ec2_ami_find
+
+EPOCHS = st.integers(min_value=1_700_000_000, max_value=2_100_000_000)
+HOURS = st.floats(min_value=0.25, max_value=168, allow_nan=False)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(EPOCHS, st.one_of(st.none(), EPOCHS), HOURS)
+def test_a_deadline_is_pushed_only_when_less_than_the_hours_are_left_and_a_push_holds(now, current, hours):
+    pushed = D.next_deadline(now, current, hours)
+    assert (pushed is None) == (current is not None and current >= now + hours * 3600)
+    if pushed is not None:
+        assert now + 1.5 * hours * 3600 <= pushed < now + 1.5 * hours * 3600 + 60 and pushed % 60 == 0
+        # the rerun right after changes nothing, and the host keeps the hours from it
+        assert D.next_deadline(now, pushed, hours) is None
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(EPOCHS)
+def test_the_timer_holds_its_deadline_in_utc_and_reads_back(epoch):
+    units = D.units(epoch)
+    assert D.deadline_of(units[D.TIMER]) == float(epoch)
+    assert f"OnCalendar={datetime.fromtimestamp(epoch, timezone.utc):%Y-%m-%d %H:%M:%S} UTC" in units[D.TIMER]
+    assert "Persistent=true" in units[D.TIMER] and f"Unit={D.SERVICE}" in units[D.TIMER]
+    assert f"ExecStart={D.COMMAND}\n" in units[D.SERVICE] and "poweroff" in D.COMMAND
+    assert D.deadline_of("OnCalendar=daily") is None and D.deadline_of(None) is None
+
+
+@hsettings(max_examples=50, deadline=None)
+@given(EPOCHS)
+def test_the_user_data_writes_the_same_units_and_enables_the_timer_at_first_boot(epoch):
+    text = D.cloud_config(epoch)
+    assert text.startswith("#cloud-config\n")
+    data = yaml.safe_load(text)
+    assert {f["path"]: f["content"] for f in data["write_files"]} == {
+        f"{D.UNIT_DIR}/{name}": body for name, body in D.units(epoch).items()}
+    assert data["runcmd"] == [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", D.TIMER]]
+    assert len(base64.b64encode(text.encode())) < 16384  # EC2's user data limit (16 KB, before base64)
+
+
+def test_the_launchs_user_data_gives_the_host_one_and_a_half_times_the_run():
+    before = datetime.now(timezone.utc).timestamp()
+    files = yaml.safe_load(infra.eagle3_deadman_user_data(2))["write_files"]
+    deadline = D.deadline_of(next(f["content"] for f in files if f["path"].endswith(D.TIMER)))
+    assert before + 3 * 3600 <= deadline <= before + 3 * 3600 + 120
+
+
+def _tutorial(**change):
+    values = {"eagle3_bench_stream_rate": {"cpu": 48, "neuron": 92}, "eagle3_accelerator": "neuron",
+              "eagle3_bench_num_prompts": 50, "eagle3_bench_output_len": 128, "eagle3_bench_max_concurrency": 2,
+              "eagle3_num_speculative_tokens": [3], "eagle3_bench_rounds": 1, "eagle3_ready_timeout": 3600}
+    return {**values, **change}
+
+
+def test_the_tutorials_run_is_expected_to_take_its_two_starts_and_an_hour():
+    # 2 profiles x 50 prompts x 128 tokens at 92 x 2 tok/s (70 s) + 2 starts x 3600 s + 1 h, to the quarter
+    assert S.run_hours(_tutorial()) == 3.25
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.integers(1, 5), st.lists(st.integers(1, 8), min_size=1, max_size=4, unique=True), st.integers(30, 7200),
+       st.integers(1, 2000))
+def test_the_expected_length_covers_every_start_and_the_benchmark_and_grows_with_each(rounds, ks, ready, prompts):
+    values = _tutorial(eagle3_bench_rounds=rounds, eagle3_num_speculative_tokens=ks, eagle3_ready_timeout=ready,
+                       eagle3_bench_num_prompts=prompts)
+    hours = S.run_hours(values)
+    bench = S.bench_hours(values)[0]
+    assert hours >= bench + rounds * (1 + len(ks)) * ready / 3600 + S.SETUP_HOURS and (hours * 4).is_integer()
+    assert S.run_hours({**values, "eagle3_bench_rounds": rounds + 1}) >= hours
+    assert S.run_hours({**values, "eagle3_ready_timeout": ready + 600}) > hours - 0.25
+
+
+@pytest.mark.parametrize(("teardown", "verdict", "due"), [
+    ("never", {"ok": True}, False), ("never", {"ok": False}, False), ("never", None, False),
+    ("on_success", {"ok": True}, True), ("on_success", {"ok": False}, False), ("on_success", None, False),
+    ("on_success", {"ok": "true"}, False),
+    ("always", {"ok": True}, True), ("always", {"ok": False}, True), ("always", None, True)])
+def test_the_run_end_tears_down_as_eagle3_teardown_says(teardown, verdict, due):
+    assert infra.eagle3_teardown_due(teardown, verdict) is due
+
+
+@pytest.mark.parametrize("serve", ["best", "eagle3"])
+def test_a_run_that_serves_may_not_tear_its_fleet_down(serve):
+    found = S.meaning_problems({"eagle3_teardown": "on_success", "eagle3_serve": serve, "eagle3_serve_api_key": "k" * 32}, 1)
+    assert any(p.startswith(f"eagle3_teardown on_success tears down a fleet that eagle3_serve {serve}") for p in found), found
+    assert not [p for p in S.meaning_problems({"eagle3_teardown": "always", "eagle3_serve": "none"}, 1) if "teardown" in p]
+
+
+def test_the_last_lines_say_when_each_host_goes_and_how_to_keep_it():
+    lines = infra.eagle3_deadman_lines({
+        "i-1": {"armed": True, "deadline": "2026-12-07 03:00:00 UTC", "keep": D.KEEP, "serving": False},
+        "i-2": {"armed": False, "deadline": "", "keep": D.KEEP, "serving": True}, "i-3": None}, "ec2")
+    assert lines == [
+        "i-1: powers itself off at 2026-12-07 03:00:00 UTC and terminates unless a run pushes it; to keep it, run "
+        "`sudo systemctl disable --now eagle3-deadman.timer` on it or rerun with -e eagle3_deadman=false",
+        "i-2: no dead-man switch (it serves, or eagle3_deadman is false): it runs until eagle3.trn2.teardown",
+        "i-3: its dead-man switch was not set in this run (no host phase ran there)"]
+
+
+# A DescribeImages answer as EC2 gives it for the DLAMI search (owner amazon, the name pattern of
+# provision_ec2_ami_name_pattern): the Image shape of botocore's EC2 model (botocore/data/ec2/2016-11-15/service-2.json,
+# DescribeImagesResult), which the Stubber validates it against; the newest 2.32 image is deprecated
+# (DeprecationTime in the past: AWS deprecates older DLAMIs), the 2.33 one is not. Names and descriptions follow the
+# DLAMI's (aws-neuron-sdk deploy/environments/dlami.rst selects a release by "description=*Neuron SDK 2.32.0*").
+def _image(image_id, date, sdk, deprecated=None):
+    image = {"ImageId": image_id, "Name": f"Deep Learning AMI Neuron (Ubuntu 24.04) {date}", "State": "available",
+             "OwnerId": "898082745236", "ImageOwnerAlias": "amazon", "Architecture": "x86_64",
+             "CreationDate": f"{date[:4]}-{date[4:6]}-{date[6:]}T08:00:00.000Z", "Public": True,
+             "Description": f"Deep Learning AMI Neuron, Neuron SDK {sdk}, Ubuntu 24.04",
+             "RootDeviceName": "/dev/sda1", "RootDeviceType": "ebs", "VirtualizationType": "hvm", "EnaSupport": True}
+    if deprecated:
+        image["DeprecationTime"] = deprecated
+    return image
+
+
+ANSWER = {"Images": [_image("ami-0a1b2c3d4e5f60001", "20260912", "2.32.0", "2026-11-20T00:00:00.000Z"),
+                     _image("ami-0a1b2c3d4e5f60002", "20261019", "2.33.0")]}
+
+
+def test_the_dlami_search_asks_for_deprecated_images_and_finds_the_releases_deprecated_dlami():
+    client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="FIXTURE", aws_secret_access_key="FIXTURE")
+    filters = {"name": "Deep Learning AMI Neuron (Ubuntu 24.04)*", "state": "available"}
+    with Stubber(client) as stub:
+        stub.add_response("describe_images", ANSWER, ec2_ami_find.request(["amazon"], filters))
+        pages = list(client.get_paginator("describe_images").paginate(**ec2_ami_find.request(["amazon"], filters)))
+        stub.assert_no_pending_responses()
+    assert ec2_ami_find.request(["amazon"], filters)["IncludeDeprecated"] is True
+    found = infra.dlamis_of_release(ec2_ami_find.images(pages), "2.32.0")
+    assert [(i["image_id"], i["deprecation_time"]) for i in found] == [("ami-0a1b2c3d4e5f60001", "2026-11-20T00:00:00.000Z")]
+
+
+def test_the_provision_role_searches_dlamis_with_deprecated_ones():
+    tasks = yaml.safe_load((ROOT / "roles/provision/tasks/ec2_ami.yml").read_text())
+    assert not [t["name"] for t in tasks if "amazon.aws.ec2_ami_info" in t]
+    assert len([t for t in tasks if "eagle3.trn2.ec2_ami_find" in t]) == 2
+
+
+def test_each_start_keeps_its_start_to_ready_its_cache_and_the_engines_compile_metrics():
+    starts = eagle3_starts({"baseline": {"start": 100.0, "ready": 129.4, "compile_cache": "cold"},
+                            "eagle3.round2": {"start": 200.0, "ready": 212.0, "compile_cache": "local",
+                                              "compile_metrics": {"vllm_neuron:compilation_time_seconds": 11.5}},
+                            "eagle3": {"start": 150.0, "failed": True}})
+    assert starts == {"baseline": {"start_to_ready_s": 29.4, "compile_cache": "cold", "compile_metrics": {}},
+                      "eagle3": {"start_to_ready_s": None, "compile_cache": None, "compile_metrics": {}},
+                      "eagle3.round2": {"start_to_ready_s": 12.0, "compile_cache": "local",
+                                        "compile_metrics": {"vllm_neuron:compilation_time_seconds": 11.5}}}
+
+
+@pytest.mark.parametrize("playbook", ["host.yml", "service.yml", "benchmark.yml"])
+def test_every_host_phase_pushes_the_switch_before_its_work(playbook):
+    play = yaml.safe_load((ROOT / "playbooks" / playbook).read_text())[-1]
+    roles = [r["role"] if isinstance(r, dict) else r for r in play["roles"]]
+    assert roles[:2] == ["eagle3.trn2.settings", "eagle3.trn2.deadman"], roles

@@ -1,0 +1,155 @@
+"""Tests of plugins/filter/vllm_effective.py: options that reach the engine, the engine's effective
+configuration read from startup logs (tests/fixtures/startup, in the vLLM source's log formats)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vllm_effective import vllm_config_mismatches, vllm_effective_config, vllm_serve_options
+
+STARTUP = Path(__file__).resolve().parents[1] / "fixtures" / "startup"
+OPTIONS = yaml.safe_load((Path(__file__).resolve().parents[2] / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_server_options_defaults"]
+
+
+def load_config_file_024(config: dict) -> list[str]:
+    """vLLM v0.24.0 FlexibleArgumentParser.load_config_file, its loop (vllm/utils/argparse_utils.py)."""
+    args: list[str] = []
+    for key, value in config.items():
+        if isinstance(value, bool):
+            if value:
+                args.append("--" + key)
+        elif isinstance(value, dict):
+            args += ["--" + key, json.dumps(value)]
+        else:
+            args += ["--" + key, str(value)]
+    return args
+
+
+def load_config_file_029(config: dict, root_parser_options: set[str]) -> list[str]:
+    """vLLM v0.29.0: a false boolean becomes --no-KEY only when the (root `vllm`) parser has it."""
+    args: list[str] = []
+    for key, value in config.items():
+        if isinstance(value, bool):
+            if value:
+                args.append("--" + key)
+            elif (no_key := f"--no-{key}") in root_parser_options:
+                args.append(no_key)
+        elif isinstance(value, dict):
+            args += ["--" + key, json.dumps(value)]
+        else:
+            args += ["--" + key, str(value)]
+    return args
+
+
+ROOT_VLLM_OPTIONS = {"-h", "--help", "-v", "--version"}  # serve's options live on the subparser
+
+
+@pytest.mark.parametrize("loader", [load_config_file_024, lambda c: load_config_file_029(c, ROOT_VLLM_OPTIONS)])
+def test_project_options_reach_both_loaders_as_no_enable_prefix_caching(loader):
+    args = loader(vllm_serve_options(OPTIONS))
+    assert "--no-enable-prefix-caching" in args
+    assert args[args.index("--max-num-seqs") + 1] == "2" and args[args.index("--max-model-len") + 1] == "2048"
+
+
+@pytest.mark.parametrize("loader", [load_config_file_024, lambda c: load_config_file_029(c, ROOT_VLLM_OPTIONS)])
+def test_a_plain_false_is_lost_by_both_loaders(loader):
+    # Why the rendering exists: the project's options as written, fed to the loader as they were.
+    assert "prefix" not in " ".join(loader(OPTIONS))
+
+
+@pytest.mark.parametrize(("given", "rendered"), [
+    ({"enable-prefix-caching": False}, {"no-enable-prefix-caching": True}),
+    ({"no-enable-prefix-caching": False}, {"enable-prefix-caching": True}),
+    ({"enforce-eager": True, "max-num-seqs": 2}, {"enforce-eager": True, "max-num-seqs": 2}),
+    ({"max-num-seqs": 0}, {"max-num-seqs": 0}),
+])
+def test_false_booleans_become_their_no_form(given, rendered):
+    assert vllm_serve_options(given) == rendered
+
+
+def test_an_option_and_its_no_form_together_are_refused():
+    with pytest.raises(ValueError, match="given twice"):
+        vllm_serve_options({"enable-prefix-caching": False, "no-enable-prefix-caching": True})
+
+
+def effective(name: str) -> dict:
+    return vllm_effective_config((STARTUP / name).read_text())
+
+
+def test_prefix_caching_left_on_by_the_old_rendering_is_seen():
+    got = effective("cpu-0.29.0-prefix-on.log")
+    assert got["found"] and got["vllm_version"] == "0.29.0"
+    assert got["engine"] == {"max_seq_len": 2048, "tensor_parallel_size": 1, "enable_prefix_caching": True, "speculative": None}
+    assert got["non_default_args"]["max_num_seqs"] == 2 and "enable_prefix_caching" not in got["non_default_args"]
+    asked = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False}
+    assert vllm_config_mismatches(got, asked) == ["enable_prefix_caching: asked False, engine has True"]
+
+
+def test_the_fixed_eagle3_profile_agrees():
+    got = effective("cpu-0.29.0-eagle3-fixed.log")
+    assert got["engine"]["speculative"] == {"method": "eagle3", "model": "/var/lib/eagle3/models/draft", "num_speculative_tokens": 3}
+    asked = {"max-num-seqs": 2, "max-model-len": 2048, "no-enable-prefix-caching": True,
+             "speculative-config": {"method": "eagle3", "model": "/var/lib/eagle3/models/draft", "num_speculative_tokens": 3}}
+    assert vllm_config_mismatches(got, asked) == []
+
+
+def test_neuron_024_tutorial_configuration_agrees():
+    got = effective("neuron-0.24.0-tp8-eagle3.log")
+    assert got["vllm_version"] == "0.24.0" and got["engine"]["tensor_parallel_size"] == 8
+    asked = {"tensor-parallel-size": 8, "max-num-seqs": 2, "max-model-len": 2048, "no-enable-prefix-caching": True,
+             "speculative-config": {"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
+                                    "num_speculative_tokens": 3}}
+    assert vllm_config_mismatches(got, asked) == []
+
+
+def test_every_difference_is_named():
+    got = effective("neuron-0.24.0-tp8-eagle3.log")
+    asked = {"tensor-parallel-size": 4, "max-num-seqs": 4, "max-model-len": 4096, "enable-prefix-caching": True,
+             "speculative-config": {"method": "eagle", "model": "other/draft", "num_speculative_tokens": 5}}
+    assert vllm_config_mismatches(got, asked) == [
+        "tensor_parallel_size: asked 4, engine has 8",
+        "max_model_len: asked 4096, engine has 2048",
+        "max_num_seqs: asked 4, engine has 2",
+        "enable_prefix_caching: asked True, engine has False",
+        "speculative method: asked 'eagle', engine has 'eagle3'",
+        "speculative draft model: asked 'other/draft', engine has 'RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3'",
+        "num_speculative_tokens: asked 5, engine has 3",
+    ]
+
+
+def test_speculation_asked_but_absent_and_the_reverse():
+    base = effective("cpu-0.29.0-prefix-on.log")
+    spec = {"method": "eagle3", "model": "d", "num_speculative_tokens": 3}
+    assert vllm_config_mismatches(base, {"speculative-config": spec}) == [f"speculative_config: asked {spec!r}, engine has none"]
+    fixed = effective("cpu-0.29.0-eagle3-fixed.log")
+    assert vllm_config_mismatches(fixed, {})[0].startswith("speculative_config: asked none, engine has {'method': 'eagle3'")
+
+
+def test_an_ignored_max_num_seqs_is_named():
+    got = effective("cpu-0.29.0-prefix-on.log")
+    got["non_default_args"].pop("max_num_seqs")
+    assert vllm_config_mismatches(got, {"max-num-seqs": 2}) == ["max_num_seqs: asked 2, engine has '(default: not in non-default args)'"]
+
+
+def test_the_last_start_counts():
+    text = (STARTUP / "cpu-0.29.0-prefix-on.log").read_text() + (STARTUP / "cpu-0.29.0-eagle3-fixed.log").read_text()
+    assert vllm_effective_config(text)["engine"]["enable_prefix_caching"] is False
+    # A restart whose engine line is not there yet: nothing is claimed from the older start.
+    text += (STARTUP / "cpu-0.29.0-prefix-on.log").read_text().splitlines()[0] + "\n"
+    assert vllm_effective_config(text)["found"] is False
+
+
+def test_no_engine_line_is_a_mismatch_not_a_pass():
+    got = vllm_effective_config(["(APIServer pid=1) INFO Application startup complete."])
+    assert got["found"] is False
+    assert "effective configuration is unknown" in vllm_config_mismatches(got, {"max-num-seqs": 2})[0]
+
+
+def test_non_default_args_with_an_object_repr_still_yield_their_scalars():
+    line = ("(APIServer pid=7) INFO 11-29 18:00:00 [utils.py:253] non-default args: {'model': 'm', 'max_num_seqs': 2, "
+            "'enable_prefix_caching': False, 'compilation_config': CompilationConfig(level=None, mode=3)}")
+    got = vllm_effective_config([line])["non_default_args"]
+    assert got == {"model": "m", "max_num_seqs": 2, "enable_prefix_caching": False}
