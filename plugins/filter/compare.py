@@ -16,7 +16,7 @@ DOCUMENTATION = r"""
   short_description: EAGLE3 benchmark comparison as text lines
   description:
     - C(eagle3_table) formats a comparison as text lines.
-    - The rest of this file is Python that eagle3_report (plugins/filter/report.py) calls, not filters:
+    - The rest of this file is Python that eagle3_report (plugins/filter/report.py) calls, not filters;
       eagle3_compare compares each profile's bench result with the baseline's; eagle3_parity lists greedy completions
       that differ from the baseline's; eagle3_parity_rule judges them by the parity gate's rule (a share of identical
       prompts, some always exact); eagle3_sweep recommends the fastest speculative profile that passes every enforced

@@ -17,7 +17,7 @@ DOCUMENTATION = r"""
   short_description: EAGLE3 benchmark gates' settings
   description:
     - C(eagle3_gate_settings) gives every gate's settings, the defaults with per-gate overrides applied.
-    - The rest of this file is Python that eagle3_report (plugins/filter/report.py) calls, not filters:
+    - The rest of this file is Python that eagle3_report (plugins/filter/report.py) calls, not filters;
       eagle3_gates judges a run against floors and a reference; eagle3_verdict sums up; eagle3_shown formats a value
       and its threshold at a precision that shows the comparison.
 """
