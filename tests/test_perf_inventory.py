@@ -1,4 +1,4 @@
-"""scripts/perf/perf.py's inventory for the perf pair, as ansible-inventory reads it; perf.py's arithmetic, called
+"""scripts/perf/lab.py's inventory for the perf pair, as ansible-inventory reads it; perf.py's arithmetic, called
 directly: tests/unit/test_perf.py."""
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_perf import perf
+from test_perf import lab
 
 
 def test_the_perf_inventory_holds_only_the_perf_hosts_in_the_rehearsal_groups(tmp_path):
     """Its hosts in vllm_hosts under podman_hosts (the connection settings), nothing of the rehearsal's own hosts."""
     import yaml
 
-    inv = perf.inventory(tmp_path / "pair", {"perf-a": 8341, "perf-b": 8342})
+    inv = lab.inventory(tmp_path / "pair", {"perf-a": 8341, "perf-b": 8342})
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inv), "--list"],
-                          capture_output=True, text=True, timeout=120, cwd=perf.ROOT)
+                          capture_output=True, text=True, timeout=120, cwd=lab.ROOT)
     assert proc.returncode == 0, proc.stderr
     listed = json.loads(proc.stdout)
     assert sorted(listed["vllm_hosts"]["hosts"]) == ["perf-a", "perf-b"]

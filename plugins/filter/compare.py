@@ -13,14 +13,14 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.rounds import choose a
 
 DOCUMENTATION = r"""
   name: compare
-  short_description: EAGLE3 benchmark comparison (rows, table, parity, sweep, fleet)
+  short_description: EAGLE3 benchmark comparison as text lines
   description:
-    - C(eagle3_compare) compares each profile's bench result with the baseline's.
     - C(eagle3_table) formats a comparison as text lines.
-    - C(eagle3_parity) lists greedy completions that differ from the baseline's.
-    - C(eagle3_parity_rule) judges them by the parity gate's rule (a share of identical prompts, some always exact).
-    - C(eagle3_sweep) recommends the fastest speculative profile that passes every enforced gate.
-    - C(eagle3_fleet) aggregates hosts per profile (median/min/max) and flags outliers.
+    - The rest of this file is Python that eagle3_report (plugins/filter/report.py) calls, not filters;
+      eagle3_compare compares each profile's bench result with the baseline's; eagle3_parity lists greedy completions
+      that differ from the baseline's; eagle3_parity_rule judges them by the parity gate's rule (a share of identical
+      prompts, some always exact); eagle3_sweep recommends the fastest speculative profile that passes every enforced
+      gate; eagle3_fleet aggregates hosts per profile (median/min/max) and flags outliers.
 """
 
 
@@ -346,5 +346,4 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_compare": eagle3_compare, "eagle3_table": eagle3_table, "eagle3_parity": eagle3_parity,
-                "eagle3_parity_rule": eagle3_parity_rule, "eagle3_sweep": eagle3_sweep, "eagle3_fleet": eagle3_fleet}
+        return {"eagle3_table": eagle3_table}

@@ -14,11 +14,12 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import W
 
 DOCUMENTATION = r"""
   name: gates
-  short_description: EAGLE3 benchmark gates and verdict
+  short_description: EAGLE3 benchmark gates' settings
   description:
     - C(eagle3_gate_settings) gives every gate's settings, the defaults with per-gate overrides applied.
-    - C(eagle3_gates) judges a run against floors and a reference; C(eagle3_verdict) sums up.
-    - C(eagle3_shown) formats a value and its threshold at a precision that shows the comparison.
+    - The rest of this file is Python that eagle3_report (plugins/filter/report.py) calls, not filters;
+      eagle3_gates judges a run against floors and a reference; eagle3_verdict sums up; eagle3_shown formats a value
+      and its threshold at a precision that shows the comparison.
 """
 
 
@@ -284,5 +285,4 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_gate_settings": eagle3_gate_settings, "eagle3_gates": eagle3_gates,
-                "eagle3_verdict": eagle3_verdict, "eagle3_shown": eagle3_shown}
+        return {"eagle3_gate_settings": eagle3_gate_settings}

@@ -6,9 +6,9 @@ made here and nowhere else: the roles and playbooks read them from the profile (
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any, Iterable
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import convert, schema
 
 DOCUMENTATION = r"""
@@ -47,7 +47,10 @@ LAYOUT: dict[str, Any] = {
     # (model_assets: make_rehearsal_models.py), root-owned
     "lib_dir": "/usr/local/lib/eagle3",
     # The collection's templates/ (report.md.j2, report.csv.j2, report.html.j2), in a checkout or an installed copy.
-    "templates_dir": str(Path(__file__).resolve().parents[2] / "templates"),
+    "templates_dir": str(collection_root() / "templates"),
+    # The collection's plugins/module_utils: what the roles' controller scripts import (compile_cache_ctl.py,
+    # window_lock.py) and the free-space probe vllm_bench runs on its hosts.
+    "module_utils_dir": str(collection_root() / "plugins" / "module_utils"),
 }
 
 

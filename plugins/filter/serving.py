@@ -20,12 +20,12 @@ DOCUMENTATION = r"""
   name: serving
   short_description: The serving plan of an EAGLE3 run (which profile serves on which host)
   description:
-    - C(eagle3_serving) chooses, from a run's comparison rows and the enforced gates' failures, the profile each
-      host serves after the benchmark. none serves nothing; a profile name serves that profile wherever it
+    - eagle3_serving (Python that eagle3_report calls, not a filter) chooses, from a run's comparison rows and the
+      enforced gates' failures, the profile each host serves after the benchmark. none serves nothing; a profile name serves that profile wherever it
       passed every enforced gate; best serves, fleet-wide, the profile with the highest median output_throughput
       (with eagle3_bench_rounds > 1, the highest median lower bound of its speedup's interval) among the profiles that pass every enforced gate on every host that has results (the baseline included,
       so when no speculative profile passes everywhere the fleet serves the baseline). A profile that failed a gate,
-      and a host that failed, never serve.
+      and a host that failed, never serve. eagle3_serving_lines (also for eagle3_report) words a plan as the verdict's lines.
     - C(eagle3_serving_targets) turns a plan into Prometheus scrape targets, one per host that serves, from each
       host's monitor address (HOST:PORT of its serving unit's /metrics).
     - C(eagle3_serving_drift) compares files as a host has them now (path -> text) with the sha256 a run's
@@ -261,6 +261,5 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_serving_now": eagle3_serving_now, "eagle3_serving": eagle3_serving, "eagle3_serving_lines": eagle3_serving_lines,
-                "eagle3_serving_targets": eagle3_serving_targets, "eagle3_serving_drift": eagle3_serving_drift,
-                "eagle3_serving_refusal": eagle3_serving_refusal, "eagle3_served_config": eagle3_served_config}
+        return {"eagle3_serving_now": eagle3_serving_now, "eagle3_serving_targets": eagle3_serving_targets,
+                "eagle3_serving_drift": eagle3_serving_drift, "eagle3_serving_refusal": eagle3_serving_refusal, "eagle3_served_config": eagle3_served_config}

@@ -15,7 +15,7 @@ DOCUMENTATION = r"""
   name: timeline
   short_description: EAGLE3 fleet timeline (per-host phases, overlapping benchmark windows, straggler)
   description:
-    - C(eagle3_timeline) takes a dict of host name to timeline.json data (or None) and returns C(hosts) (per host its profiles
+    - eagle3_timeline (Python that eagle3_report calls, with eagle3_timeline_lines, not filters) takes a dict of host name to timeline.json data (or None) and returns C(hosts) (per host its profiles
       in start order with times in seconds from the fleet's first start), C(overlaps) (pairs of benchmark
       windows on different hosts that overlapped, with the seconds they shared), C(overlapped), C(span_s) per
       host, C(fleet_s), C(straggler) and C(rows) for the chart.
@@ -134,5 +134,4 @@ class FilterModule:
     """Ansible entry point."""
 
     def filters(self) -> dict[str, Any]:
-        return {"eagle3_timeline": eagle3_timeline, "eagle3_timeline_lines": eagle3_timeline_lines,
-                "eagle3_starts": eagle3_starts}
+        return {"eagle3_starts": eagle3_starts}

@@ -36,12 +36,12 @@ from pathlib import Path
 
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
+from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def describe(root: Path = ROOT) -> str:
-    """The provenance string of the collection rooted at `root`."""
+def describe(root: Path | None = None) -> str:
+    """The provenance string of the collection rooted at `root` (default: the running copy)."""
+    root = root or collection_root()
     manifest = root / "MANIFEST.json"
     if manifest.is_file():
         info = json.loads(manifest.read_text())["collection_info"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Mapping
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
 from ansible_collections.eagle3.trn2.plugins.module_utils.schema import load_yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = collection_root()
 # Each host phase, its roles (in the order its play runs them) and its playbook.
 PHASE_ROLES: dict[str, tuple[str, ...]] = {
     "host": ("neuron_sdk", "vllm_install", "model_assets"),

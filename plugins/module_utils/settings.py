@@ -20,12 +20,12 @@ from typing import Any, Iterable, Mapping
 
 from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
 from ansible_collections.eagle3.trn2.plugins.module_utils.bands import band_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
 from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
 
 SCHEMA = Path(__file__).with_name("settings_schema.yml")
-# The roles' own defaults: an input a setting does not feed unchanged is computed there from settings (in an installed
-# collection they sit at the same place beside plugins/).
-ROLES = Path(__file__).resolve().parents[2] / "roles"
+# The roles' own defaults: an input a setting does not feed unchanged is computed there from settings.
+ROLES = collection_root() / "roles"
 SETTING = re.compile(r"eagle3_[a-z0-9_]+")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -512,7 +512,7 @@ def project_names() -> frozenset[str]:
                 names |= set(data)
             elif isinstance(data, dict):
                 names |= {o for spec in (data.get("argument_specs") or {}).values() for o in (spec.get("options") or {})}
-    for file in [*ROLES.glob("*/tasks/*.yml"), *(ROLES.parent / "playbooks").rglob("*.yml")]:
+    for file in [*ROLES.glob("*/tasks/*.yml"), *(collection_root() / "playbooks").rglob("*.yml")]:
         text = file.read_text()
         names |= set(re.findall(r"^\s*register: ([a-z][a-z0-9_]*)\s*$", text, re.M))
         for block in re.findall(r"set_fact:\n((?:\s{4,}[a-z_][a-z0-9_]*:.*\n?)+)", text):

@@ -32,11 +32,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import perf  # noqa: E402  (same directory: inventory(), machine(), log())
+import lab  # noqa: E402  (same directory: inventory(), run_book(), remove_pair(), machine(), log(), save_figures())
 
-sys.path.insert(0, str(perf.ROOT / "collections"))
-from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402
-from stragglers import remove_pair, run_book  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402  (lab: sys.path)
 
 # The rehearsal inventory's eagle3_server_options without enforce-eager (inventories/rehearsal/group_vars/eagle3/main.yml).
 COMPILED = {"max-num-seqs": 2, "max-model-len": 2048, "enable-prefix-caching": False}
@@ -87,21 +85,21 @@ def main() -> int:
     args = parser.parse_args()
     (a, a_port), (b, b_port) = [(n, int(p)) for n, p in (h.split(":") for h in args.hosts.split(","))]
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", perf.OUT / "results"))
+    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", lab.OUT / "results"))
     results.mkdir(parents=True, exist_ok=True)
-    work = perf.OUT / f"compile-cache-{stamp}"
+    work = lab.OUT / f"compile-cache-{stamp}"
     caches = work / "compile-cache"
-    pair = perf.inventory(work / "pair", {a: a_port, b: b_port})
+    pair = lab.inventory(work / "pair", {a: a_port, b: b_port})
     options = ["-e", json.dumps({"eagle3_server_options": COMPILED, "eagle3_bench_num_prompts": args.prompts,
                                  "eagle3_compile_cache_dir": str(caches), "vllm_service_environment": UNIT_ENV})]
-    figures: dict = {"date": stamp, "machine": perf.machine(), "revision": subprocess.run(
-        ["git", "-C", str(perf.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+    figures: dict = {"date": stamp, "machine": lab.machine(), "revision": subprocess.run(
+        ["git", "-C", str(lab.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
         "command": "scripts/perf.sh --compile-cache " + " ".join(sys.argv[1:]), "hosts": [a, b], "canary": a,
         "prompts": args.prompts, "server_options": COMPILED, "unit_environment": UNIT_ENV}
     try:
         if not args.no_converge:
-            perf.log(f"converging {a} and {b} (provision, install, models, units; enforce-eager off)")
-            wall, rc, tail = run_book(perf.ROOT, pair, "site.yml", f"cache-conv-{stamp}", results, *options,
+            lab.log(f"converging {a} and {b} (provision, install, models, units; enforce-eager off)")
+            wall, rc, tail = lab.run_book(lab.ROOT, pair, "site.yml", f"cache-conv-{stamp}", results, *options,
                                       "--tags", "provision,vllm,models,service")
             figures["converge_s"] = round(wall, 1)
             if rc:
@@ -112,8 +110,8 @@ def main() -> int:
         for label, host in (("canary", a), ("shipped", b)):
             run_id = f"cache-{label}-{stamp}"
             since = dt.datetime.now(dt.timezone.utc).timestamp()
-            perf.log(f"{label}: playbooks/benchmark.yml --limit {host} (run {run_id}, load {os.getloadavg()[0]:.2f})")
-            wall, rc, tail = run_book(perf.ROOT, pair, "playbooks/benchmark.yml", run_id, results, *options,
+            lab.log(f"{label}: playbooks/benchmark.yml --limit {host} (run {run_id}, load {os.getloadavg()[0]:.2f})")
+            wall, rc, tail = lab.run_book(lab.ROOT, pair, "playbooks/benchmark.yml", run_id, results, *options,
                                       "-e", json.dumps({"compile_cache_canary": a}),
                                       "--limit", f"{host},localhost")
             failed = sorted(f for d in layout.host_dirs(layout.run_dir(results, run_id))
@@ -125,7 +123,7 @@ def main() -> int:
                               "starts": {p: {"ready_s": round(t["ready"] - t["start"], 1),
                                              "compile_cache": t.get("compile_cache")} for p, t in timeline.items()},
                               "cache_lookups": journal_lookups(host, since)}
-            perf.log(f"   {wall:.1f} s: " + ", ".join(f"{p} {s['ready_s']} s ({s['compile_cache']})"
+            lab.log(f"   {wall:.1f} s: " + ", ".join(f"{p} {s['ready_s']} s ({s['compile_cache']})"
                                                       for p, s in figures[label]["starts"].items())
                      + f"; compile cache lookups per unit {figures[label]['cache_lookups']}")
         figures["archives"] = {p.name: p.stat().st_size for p in sorted(caches.glob("*.tar.gz"))}
@@ -140,11 +138,11 @@ def main() -> int:
                          and len(figures["shipped"]["cache_lookups"]) == len(figures["shipped"]["starts"])
                          and all(u["hit"] > 0 and u["miss"] == 0 for u in figures["shipped"]["cache_lookups"].values())
                          and figures["canary"]["cache_lookups"].get("vllm-baseline.service", {}).get("hit", 1) == 0)
-        perf.log(f"shipped / cold start per profile: {figures['ratios']} (goal <= 0.7); ok {figures['ok']}")
+        lab.log(f"shipped / cold start per profile: {figures['ratios']} (goal <= 0.7); ok {figures['ok']}")
     finally:
         if not args.keep:
-            remove_pair(perf.ROOT, pair, [a, b], f"cache-down-{stamp}", results)
-        perf.save_figures(figures, f"compile-cache-{stamp}")
+            lab.remove_pair(lab.ROOT, pair, [a, b], f"cache-down-{stamp}", results)
+        lab.save_figures(figures, f"compile-cache-{stamp}")
     return 0 if figures.get("ok") else 1
 
 

@@ -34,11 +34,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import perf  # noqa: E402  (same directory: inventory(), machine(), log(), save_figures())
+import lab  # noqa: E402  (same directory: inventory(), playbook(), run_book(), machine(), log(), save_figures())
 
-sys.path.insert(0, str(perf.ROOT / "collections"))
-from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402
-from stragglers import remove_pair, run_book  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout  # noqa: E402  (lab: sys.path)
 
 VENV = "/opt/eagle3/venv"
 ETC = "/etc/eagle3"
@@ -78,7 +76,7 @@ def bench_command(args: dict[str, str]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="perf-peer-1:8351", help="a rehearsal host NAME:SERVER_PORT (sshd on SERVER_PORT - 6000)")
-    parser.add_argument("--prompts", type=int, default=perf.NUM_PROMPTS, help="eagle3_bench_num_prompts (the tutorial's 50)")
+    parser.add_argument("--prompts", type=int, default=lab.NUM_PROMPTS, help="eagle3_bench_num_prompts (the tutorial's 50)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds; each runs ours and the peer once, in alternating order")
     parser.add_argument("--no-converge", action="store_true", help="the host is converged already")
     parser.add_argument("--keep", action="store_true", help="keep the host (default: teardown at the end)")
@@ -92,19 +90,19 @@ def measure(host_port: str, prompts: int, rounds: int, converge: bool, keep: boo
     """Ours against the peer on host NAME:SERVER_PORT, `rounds` times each; the figures (saved as peer-<date>.json)."""
     host, port = host_port.split(":")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", perf.OUT / "results"))
+    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", lab.OUT / "results"))
     results.mkdir(parents=True, exist_ok=True)
-    work = perf.OUT / f"peer-{stamp}"
-    inv = perf.inventory(work / "one", {host: int(port)})
+    work = lab.OUT / f"peer-{stamp}"
+    inv = lab.inventory(work / "one", {host: int(port)})
     bench = ["-e", json.dumps({"eagle3_bench_num_prompts": prompts})]
-    figures: dict = {"date": stamp, "machine": perf.machine(), "revision": subprocess.run(
-        ["git", "-C", str(perf.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+    figures: dict = {"date": stamp, "machine": lab.machine(), "revision": subprocess.run(
+        ["git", "-C", str(lab.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
         "command": command, "host": host, "prompts": prompts,
         "ours_s": [], "peer_s": [], "order": []}
     try:
         if converge:
-            perf.log(f"converging {host} (provision, install, models, units)")
-            wall, rc, tail = run_book(perf.ROOT, inv, "site.yml", f"peer-conv-{stamp}", results,
+            lab.log(f"converging {host} (provision, install, models, units)")
+            wall, rc, tail = lab.run_book(lab.ROOT, inv, "site.yml", f"peer-conv-{stamp}", results,
                                       "--tags", "provision,vllm,models,service")
             if rc:
                 sys.exit(f"converge failed (rc {rc}):\n{tail}")
@@ -121,17 +119,17 @@ def measure(host_port: str, prompts: int, rounds: int, converge: bool, keep: boo
                 load = os.getloadavg()[0]
                 if who == "ours":
                     run_id = f"peer-ours-{stamp}-{rnd}"
-                    perf.log(f"round {rnd + 1}: ours, playbooks/benchmark.yml --limit {host} (run {run_id}, load {load:.2f})")
-                    # With the JSON callback: the run's calls are counted (perf.breakdown), so the gap to the peer is
+                    lab.log(f"round {rnd + 1}: ours, playbooks/benchmark.yml --limit {host} (run {run_id}, load {load:.2f})")
+                    # With the JSON callback: the run's calls are counted (lab.breakdown), so the gap to the peer is
                     # explained by what our phase does besides the waits both make.
-                    report = perf.playbook(inv, "playbooks/benchmark.yml", run_id, *bench, "--limit", f"{host},localhost",
+                    report = lab.playbook(inv, "playbooks/benchmark.yml", run_id, *bench, "--limit", f"{host},localhost",
                                            results=results)
                     wall = report["wall"]
                     failed = sorted(f for d in layout.host_dirs(layout.run_dir(results, run_id))
                             if Path(f := layout.path_of(str(results), run_id, "failure", d.name)).exists())
                     if failed:
                         sys.exit(f"ours failed ({failed})")
-                    figures.setdefault("ours_breakdown", []).append(perf.breakdown(report))
+                    figures.setdefault("ours_breakdown", []).append(lab.breakdown(report))
                     if peer_cmd is None:
                         log = host_sh(host, f"cat {HOME}/results/{run_id}/baseline.bench.log").stdout
                         figures["client"] = client_args(log)
@@ -143,7 +141,7 @@ def measure(host_port: str, prompts: int, rounds: int, converge: bool, keep: boo
                         figures["peer_command"] = peer_cmd
                 else:
                     name = f"{stamp}-{rnd}"
-                    perf.log(f"round {rnd + 1}: peer, vllm bench sweep serve on {host} (experiment {name}, load {load:.2f})")
+                    lab.log(f"round {rnd + 1}: peer, vllm bench sweep serve on {host} (experiment {name}, load {load:.2f})")
                     start = time.monotonic()
                     # The unit's environment (VLLM_CPU_KVCACHE_SPACE, VLLM_HOST_IP, HF_HUB_OFFLINE, ...) as the user.
                     proc = host_sh(host, f"cd {HOME} && set -a && . {ETC}/vllm.env && set +a && "
@@ -158,18 +156,18 @@ def measure(host_port: str, prompts: int, rounds: int, converge: bool, keep: boo
                     for profile in ("baseline", "eagle3"):
                         got = host_sh(host, f"cat {HOME}/peer/{name}/SERVE--{profile}/run=0.json").stdout
                         (out / f"{profile}.json").write_text(got)
-                perf.log(f"   {wall:.1f} s")
+                lab.log(f"   {wall:.1f} s")
                 figures[f"{who}_s"].append(round(wall, 1))
                 figures["order"].append(who)
         ours, peer = statistics.median(figures["ours_s"]), statistics.median(figures["peer_s"])
         figures["ratio"] = round(ours / peer, 3)
         figures["goal"] = 1.05
         figures["ok"] = figures["ratio"] <= 1.05
-        perf.log(f"ours {figures['ours_s']} s, peer {figures['peer_s']} s: median ratio {figures['ratio']} (goal <= 1.05)")
+        lab.log(f"ours {figures['ours_s']} s, peer {figures['peer_s']} s: median ratio {figures['ratio']} (goal <= 1.05)")
     finally:
         if not keep:
-            remove_pair(perf.ROOT, inv, [host], f"peer-down-{stamp}", results)
-        perf.save_figures(figures, f"peer-{stamp}")
+            lab.remove_pair(lab.ROOT, inv, [host], f"peer-down-{stamp}", results)
+        lab.save_figures(figures, f"peer-{stamp}")
     return figures
 
 

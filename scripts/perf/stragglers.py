@@ -28,31 +28,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import perf  # noqa: E402  (same directory: inventory(), machine(), log())
+import lab  # noqa: E402  (same directory: inventory(), run_book(), remove_pair(), machine(), log(), save_figures())
 
 DROPIN = "eagle3-straggler.conf"
-
-
-def run_book(root: Path, inv: Path, book: str, run_id: str, results: Path, *extra: str) -> tuple[float, int, str]:
-    """ansible-playbook from checkout `root` (its ansible.cfg and committed collection link); (wall s, rc, stdout tail)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=str(root / "ansible.cfg"), EAGLE3_RUN_ID=run_id,
-               EAGLE3_RESULTS_DIR=str(results), ANSIBLE_FORCE_COLOR="0")
-    start = time.monotonic()
-    proc = subprocess.run(["ansible-playbook", "-i", str(inv), str(root / book), *extra], cwd=root, env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    wall = time.monotonic() - start
-    (results / f"{run_id}.log").write_text(proc.stdout + proc.stderr)
-    return wall, proc.returncode, proc.stdout[-1500:]
-
-
-def remove_pair(root: Path, pair: Path, hosts: list[str], run_id: str, results: Path) -> None:
-    """Tear down the perf script's two hosts (playbooks/teardown.yml)."""
-    perf.log(f"removing {' and '.join(hosts)}")
-    run_book(root, pair, "playbooks/teardown.yml", run_id, results)
 
 
 def dropin(host: str, unit: str, delay: int | None) -> None:
@@ -83,7 +64,7 @@ def main() -> int:
                         help="two rehearsal hosts NAME:SERVER_PORT (sshd on SERVER_PORT - 6000)")
     parser.add_argument("--delay", type=int, default=90, help="seconds added to A's baseline and B's EAGLE3 start")
     parser.add_argument("--prompts", type=int, default=10, help="eagle3_bench_num_prompts (small: the delays matter)")
-    parser.add_argument("--checkout", type=Path, default=perf.ROOT, help="the checkout whose playbooks run")
+    parser.add_argument("--checkout", type=Path, default=lab.ROOT, help="the checkout whose playbooks run")
     parser.add_argument("--no-converge", action="store_true", help="the hosts are converged already")
     parser.add_argument("--keep", action="store_true", help="keep the hosts (default: teardown at the end)")
     parser.add_argument("--alone-from", type=Path, help="take the alone times from an earlier figures JSON of the same "
@@ -97,11 +78,11 @@ def main() -> int:
     (a, a_port), (b, b_port) = [(n, int(p)) for n, p in (h.split(":") for h in args.hosts.split(","))]
     root = args.checkout.resolve()
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", perf.OUT / "results"))
+    results = Path(os.environ.get("EAGLE3_RESULTS_DIR", lab.OUT / "results"))
     results.mkdir(parents=True, exist_ok=True)
-    work = perf.OUT / f"stragglers-{stamp}"
-    pair = perf.inventory(work / "pair", {a: a_port, b: b_port})
-    figures: dict = {"date": stamp, "machine": perf.machine(), "checkout": str(root),
+    work = lab.OUT / f"stragglers-{stamp}"
+    pair = lab.inventory(work / "pair", {a: a_port, b: b_port})
+    figures: dict = {"date": stamp, "machine": lab.machine(), "checkout": str(root),
                      "revision": subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
                                                 capture_output=True, text=True).stdout.strip() or "(not a git checkout)",
                      "command": "scripts/perf.sh --stragglers " + " ".join(sys.argv[1:]), "delay_s": args.delay,
@@ -112,15 +93,15 @@ def main() -> int:
     bench = ["-e", json.dumps({"eagle3_bench_num_prompts": args.prompts, **window, **json.loads(args.extra)})]
     try:
         if not args.no_converge:
-            perf.log(f"converging {a} and {b} (provision, install, models, units)")
-            wall, rc, tail = run_book(root, pair, "site.yml", f"strag-conv-{stamp}", results,
+            lab.log(f"converging {a} and {b} (provision, install, models, units)")
+            wall, rc, tail = lab.run_book(root, pair, "site.yml", f"strag-conv-{stamp}", results,
                                       "--tags", "provision,vllm,models,service")
             if rc:
                 sys.exit(f"converge failed (rc {rc}):\n{tail}")
         for host, cpus in cpusets.items():
-            perf.log(f"pinning {host} to CPUs {cpus} (podman update --cpuset-cpus)")
+            lab.log(f"pinning {host} to CPUs {cpus} (podman update --cpuset-cpus)")
             pin(host, cpus)
-        perf.log(f"delaying {a}'s baseline start and {b}'s eagle3 start by {args.delay} s (drop-ins)")
+        lab.log(f"delaying {a}'s baseline start and {b}'s eagle3 start by {args.delay} s (drop-ins)")
         dropin(a, "vllm-baseline.service", args.delay)
         dropin(b, "vllm-eagle3.service", args.delay)
         figures["load_before"] = os.getloadavg()
@@ -137,10 +118,10 @@ def main() -> int:
             runs = runs[:1]
         for label, limit in runs:
             run_id = f"strag-{label.replace('_', '-')}-{stamp}"
-            perf.log(f"{label}: playbooks/benchmark.yml {' '.join(limit)} (run {run_id})")
-            wall, rc, tail = run_book(root, pair, "playbooks/benchmark.yml", run_id, results, *bench, *limit)
+            lab.log(f"{label}: playbooks/benchmark.yml {' '.join(limit)} (run {run_id})")
+            wall, rc, tail = lab.run_book(root, pair, "playbooks/benchmark.yml", run_id, results, *bench, *limit)
             figures[f"{label}_s"], figures[f"{label}_rc"] = round(wall, 1), rc
-            perf.log(f"   {wall:.1f} s, rc {rc}, load {os.getloadavg()[0]:.2f}")
+            lab.log(f"   {wall:.1f} s, rc {rc}, load {os.getloadavg()[0]:.2f}")
             # A failed profile ends its host (the play's rc stays 0; the report fails the run): no figure from it.
             failed = sorted(str(f) for f in (results / run_id).glob("*/failure.json"))
             if rc or failed:
@@ -150,21 +131,21 @@ def main() -> int:
         figures["ratio"] = round(figures["fleet_s"] / slowest, 3)
         figures["goal"] = 1.1
         figures["ok"] = figures["ratio"] <= 1.1
-        perf.log(f"fleet {figures['fleet_s']} s / slowest host alone {slowest} s = {figures['ratio']} (goal <= 1.1)")
+        lab.log(f"fleet {figures['fleet_s']} s / slowest host alone {slowest} s = {figures['ratio']} (goal <= 1.1)")
     finally:
         for host, unit in ((a, "vllm-baseline.service"), (b, "vllm-eagle3.service")):
             try:
                 dropin(host, unit, None)
             except subprocess.CalledProcessError as exc:
-                perf.log(f"could not remove the drop-in of {unit} on {host}: {exc}")
+                lab.log(f"could not remove the drop-in of {unit} on {host}: {exc}")
         for host in cpusets:
             try:
                 pin(host, ",".join(map(str, sorted(os.sched_getaffinity(0)))))
             except subprocess.CalledProcessError as exc:
-                perf.log(f"could not unpin {host}: {exc.stderr}")
+                lab.log(f"could not unpin {host}: {exc.stderr}")
         if not args.keep:
-            remove_pair(root, pair, [a, b], f"strag-down-{stamp}", results)
-        perf.save_figures(figures, f"stragglers-{stamp}")
+            lab.remove_pair(root, pair, [a, b], f"strag-down-{stamp}", results)
+        lab.save_figures(figures, f"stragglers-{stamp}")
     return 0 if figures.get("ok") else 1
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -9,10 +10,12 @@ import time
 from conftest import ROOT
 
 LOCK = ROOT / "roles/vllm_bench/files/window_lock.py"
+# As the play runs it: the collection's module_utils named by the task (eagle3_layout's module_utils_dir).
+ENV = dict(os.environ, EAGLE3_MODULE_UTILS=str(ROOT / "plugins/module_utils"))
 
 
 def call(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, str(LOCK), *args], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, str(LOCK), *args], capture_output=True, text=True, timeout=60, env=ENV)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -35,7 +38,7 @@ def test_a_waiting_host_takes_the_window_as_soon_as_it_is_released(tmp_path):
     lock = tmp_path / ".bench-window.lock"
     assert call("acquire", str(lock), "host-a", "baseline", "1")["acquired"]
     waiter = subprocess.Popen([sys.executable, str(LOCK), "acquire", str(lock), "host-b", "eagle3", "20"],
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True, env=ENV)
     time.sleep(1.5)
     assert waiter.poll() is None  # still waiting
     call("release", str(lock), "host-a", "baseline")

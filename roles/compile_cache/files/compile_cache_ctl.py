@@ -20,13 +20,17 @@ failure.json on the controller) newer than the manifest, or with no manifest: "f
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-# The collection's plugins/module_utils (this file is <collection>/roles/compile_cache/files/compile_cache_ctl.py).
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "plugins" / "module_utils"))
+# The collection's plugins/module_utils, as the play resolved it (eagle3_layout's module_utils_dir): the task that runs
+# this script sets EAGLE3_MODULE_UTILS.
+if not os.environ.get("EAGLE3_MODULE_UTILS"):
+    sys.exit("EAGLE3_MODULE_UTILS must name the collection's plugins/module_utils (roles/compile_cache/tasks/key.yml)")
+sys.path.insert(0, os.environ["EAGLE3_MODULE_UTILS"])
 from compile_cache_manifest import read_manifest as _read  # noqa: E402  (written by the action compile_cache_state)
 from playbook_process import alive  # noqa: E402  (the same owner record as the window lock)
 

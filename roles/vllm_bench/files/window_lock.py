@@ -22,8 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-# The collection's plugins/module_utils (this file is <collection>/roles/vllm_bench/files/window_lock.py).
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "plugins" / "module_utils"))
+# The collection's plugins/module_utils, as the play resolved it (eagle3_layout's module_utils_dir): the tasks that run
+# this script set EAGLE3_MODULE_UTILS.
+if not os.environ.get("EAGLE3_MODULE_UTILS"):
+    sys.exit("EAGLE3_MODULE_UTILS must name the collection's plugins/module_utils (roles/vllm_bench/tasks/*.yml)")
+sys.path.insert(0, os.environ["EAGLE3_MODULE_UTILS"])
 from playbook_process import alive, controller  # noqa: E402  (the owner record, shared with compile_cache_ctl.py)
 
 
