@@ -1,6 +1,7 @@
 """Shared fixtures: runs fetched from real rehearsal runs (see tests/fixtures/README.md)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -50,6 +51,18 @@ COLLECTIONS = ROOT / "collections"
 sys.path.insert(0, str(COLLECTIONS))
 
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
+
+
+def load_file(path: Path, name: str | None = None, register: bool = False):
+    """The Python file at `path` imported as a module of its own (`name`, else its stem), as the roles and modules run
+    it (python -c, AnsiballZ): the host-side scripts and modules are no package; `register` puts it in sys.modules
+    first, for code that looks itself up there (dataclasses of a module)."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def molecule_config(scenario: str) -> dict:

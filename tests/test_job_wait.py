@@ -6,23 +6,19 @@ window, the job's end seen, the last progress line returned.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, load_file
 
 MODULE = ROOT / "plugins/modules/job_wait.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("job_wait", MODULE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(MODULE)
 
 
 def test_requests_from_the_benchmark_clients_tqdm_bar(tmp_path):

@@ -2,15 +2,12 @@
 EC2 stop/start the instance store is blank again (and may be renamed), so the file system is made again."""
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_file
 
-SPEC = importlib.util.spec_from_file_location("prepare", ROOT / "roles/vllm_service/files/eagle3_cache_prepare.py")
-prepare = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(prepare)
+prepare = load_file(ROOT / "roles/vllm_service/files/eagle3_cache_prepare.py", "prepare")
 STORE = "Amazon EC2 NVMe Instance Storage"
 
 

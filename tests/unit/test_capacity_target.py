@@ -13,19 +13,14 @@ at the On-Demand rate).
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
-import sys
-from pathlib import Path
 
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("ec2_capacity_target", ROOT / "plugins/modules/ec2_capacity_target.py")
-module = importlib.util.module_from_spec(SPEC)
-sys.modules["ec2_capacity_target"] = module
-SPEC.loader.exec_module(module)
+from conftest import ROOT, load_file
+
+module = load_file(ROOT / "plugins/modules/ec2_capacity_target.py", register=True)
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
 

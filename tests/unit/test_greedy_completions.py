@@ -5,7 +5,6 @@ module itself run as Ansible runs it (its arguments in a file), against the same
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,16 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_file
 
 MODULE = ROOT / "plugins/modules/greedy_completions.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("greedy_completions", MODULE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(MODULE)
 
 
 class Server(ThreadingHTTPServer):

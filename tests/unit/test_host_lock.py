@@ -3,7 +3,6 @@ installing with a lock into a real venv, and scripts/host_lock.py turning a host
 lock: tests/test_host_lock_install.py."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, load_file
 
 sys.path.insert(0, str(ROOT / "plugins/filter"))
 from host_lock import LockError, eagle3_host_lock, eagle3_lock_constraints, eagle3_lock_drift  # noqa: E402
@@ -26,10 +25,7 @@ PY = "%d.%d" % sys.version_info[:2]
 
 
 def load(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(path)
 
 
 def stack_pins(stack: str) -> list[str]:

@@ -2,7 +2,6 @@
 each file run exactly as the roles run it."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -17,7 +16,7 @@ import pytest
 import yaml
 from hypothesis import given, strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, load_file
 
 PROBES = ROOT / "roles/vllm_bench/files/probes"
 # The readiness probe is vllm_service's (entry point ready), the drain's vllm_serving's.
@@ -27,10 +26,7 @@ INSTALL = ROOT / "roles/vllm_install/files"
 
 
 def load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(path)
 
 
 def run_c(path: Path, *args: str) -> str:

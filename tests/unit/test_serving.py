@@ -3,12 +3,11 @@ API key guard the serving unit loads (roles/vllm_service/files/eagle3_api_guard.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 
 import pytest
 
-from conftest import ROOT, RUNS, host_of
+from conftest import ROOT, RUNS, host_of, load_file
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
 
@@ -76,10 +75,7 @@ def test_none_serves_nothing():
 
 # The guard, loaded as the serving unit loads it (vllm serve --middleware eagle3_api_guard.RequireApiKey).
 def load_guard():
-    spec = importlib.util.spec_from_file_location("eagle3_api_guard", ROOT / "roles/vllm_service/files/eagle3_api_guard.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "roles/vllm_service/files/eagle3_api_guard.py")
 
 
 def call(app, path, method="POST", headers=()):

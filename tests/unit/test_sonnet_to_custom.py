@@ -6,19 +6,16 @@ against a whitespace tokenizer.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location("sonnet_to_custom", ROOT / "roles/vllm_bench/files/sonnet_to_custom.py")
-builder = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(builder)
+from conftest import ROOT, load_file
+
+builder = load_file(ROOT / "roles/vllm_bench/files/sonnet_to_custom.py")
 
 
 class WordTokenizer:

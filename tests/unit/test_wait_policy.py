@@ -3,16 +3,12 @@ sleep on a busy one. It changes the training's time, not its bits (docs/performa
 same seed trained with each policy wrote files of identical sha256, 137 s against 249 s on 2 idle vCPUs)."""
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_file
 
-spec = importlib.util.spec_from_file_location("make_rehearsal_models",
-                                              ROOT / "roles/model_assets/files/make_rehearsal_models.py")
-generator = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(generator)
+generator = load_file(ROOT / "roles/model_assets/files/make_rehearsal_models.py")
 
 
 def stat_line(idle: int, busy: int) -> str:
