@@ -159,24 +159,23 @@ def test_rounds_are_counted_from_the_files_and_the_manifest(tmp_path):
     assert "baseline has round(s) 1, 2 of 4: round(s) 3, 4 missing or unusable" in report["verdict"]["failed_hosts"][name]
 
 
-def test_a_round_file_of_another_round_is_refused(tmp_path):
-    run = rounds_run(tmp_path, 3)
+def report_with_edited(run: Path, file: str, **change) -> tuple[dict, str, dict[str, str]]:
+    """The report of `run` after `change` was written into its one host's `file`: (report, host, bad file -> reason)."""
     (host,) = [p for p in run.iterdir() if p.is_dir()]
-    data = json.loads((host / "baseline.round2.json").read_text())
-    (host / "baseline.round2.json").write_text(json.dumps(dict(data, round="3")))
+    data = json.loads((host / file).read_text())
+    (host / file).write_text(json.dumps(dict(data, **change)))
     report, name = report_of(run)
-    bad = {b["file"]: b["reason"] for b in report["summary"]["bad_files"]}
+    return report, name, {b["file"]: b["reason"] for b in report["summary"]["bad_files"]}
+
+
+def test_a_round_file_of_another_round_is_refused(tmp_path):
+    report, name, bad = report_with_edited(rounds_run(tmp_path, 3), "baseline.round2.json", round="3")
     assert "round '3' is not the file's (baseline.round2.json is round 2)" in bad[f"{name}/baseline.round2.json"]
     assert not report["verdict"]["ok"] and "baseline has round(s) 1, 3 of 3" in report["verdict"]["failed_hosts"][name]
 
 
 def test_a_round_with_another_workload_is_refused(tmp_path):
-    run = rounds_run(tmp_path, 2)
-    (host,) = [p for p in run.iterdir() if p.is_dir()]
-    data = json.loads((host / "eagle3.round2.json").read_text())
-    (host / "eagle3.round2.json").write_text(json.dumps(dict(data, output_len="64")))
-    report, name = report_of(run)
-    bad = {b["file"]: b["reason"] for b in report["summary"]["bad_files"]}
+    report, name, bad = report_with_edited(rounds_run(tmp_path, 2), "eagle3.round2.json", output_len="64")
     assert "workload differs from baseline's" in bad[f"{name}/eagle3.round2.json"]
 
 
