@@ -152,18 +152,8 @@ def unknown_names(names: Iterable[str], allowed: Any = ()) -> list[str]:
     return out
 
 
-def _edits(a: str, b: str) -> int:
-    """Levenshtein distance (names are short)."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1]
-
-
 def _edits_within(a: str, b: str, bound: int) -> int:
-    """_edits(a, b) when it is at most `bound`, else bound + 1. Only the cells within `bound` of the diagonal can hold
+    """The Levenshtein distance of a and b when it is at most `bound`, else bound + 1. Only the cells within `bound` of the diagonal can hold
     a distance that small, and a row past `bound` ends it: a misspelt name is compared with every name of the project,
     so the full table's cost counts."""
     over = bound + 1
