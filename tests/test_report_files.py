@@ -63,10 +63,19 @@ PLAYBOOK = """---
       eagle3.trn2.report_files: {dir: "{{ base }}/failed", failure: "the report could not be made from h/e.json: <b>x</b>", run_id: r1}
       register: failed_again
       ignore_errors: true
+    - name: The report's action refuses a misspelt option, naming it
+      eagle3.trn2.run_report: {dir: "{{ base }}/fresh/r1", run_id: r1, hots: [h]}
+      register: report_misspelt
+      ignore_errors: true
+    - name: The report's action refuses values of the wrong type, naming each
+      eagle3.trn2.run_report: {dir: "{{ base }}/fresh/r1", run_id: r1, outlier_tolerance: ten, hosts: h}
+      register: report_refused
+      ignore_errors: true
     - name: Keep what each task returned
       ansible.builtin.copy:
         content: "{{ {'first': first, 'second': second, 'checked': checked, 'broken': broken, 'moded': moded,
-                      'named': named, 'relative': relative, 'failed': failed, 'failed_again': failed_again} | to_json }}"
+                      'named': named, 'relative': relative, 'failed': failed, 'failed_again': failed_again,
+                      'report_misspelt': report_misspelt, 'report_refused': report_refused} | to_json }}"
         dest: "{{ base }}/returned.json"
         mode: "0644"
 """
@@ -136,6 +145,14 @@ def test_bad_arguments_are_refused_by_name(played):
     _, returned = played
     assert returned["named"]["failed"] and "verdict.json" in returned["named"]["msg"]
     assert returned["relative"]["failed"] and "dir must be an absolute path" in returned["relative"]["msg"]
+    # eagle3.trn2.run_report (bench_report's report): every wrong option named, before any file of the run is read
+    misspelt = returned["report_misspelt"]
+    assert misspelt["failed"] and "Invalid options for eagle3.trn2.run_report: hots" in misspelt["msg"], misspelt
+    refused = returned["report_refused"]
+    assert refused["failed"], refused
+    for said in ('run_report.outlier_tolerance must be a number (got "ten")',
+                 'run_report.hosts must be a list of host names (got "h")'):
+        assert said in refused["msg"], refused["msg"]
 
 
 def _refuse(constant: str) -> None:

@@ -7,46 +7,48 @@ made from FILE: REASON" (bench_report's rescue names that file in every report f
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
 
-# option -> (the types it takes, what the error says it must be)
-OPTIONS: dict[str, tuple[tuple[type, ...], str]] = {
-    "dir": ((str,), "the run directory, an absolute path"),
-    "hosts": ((Sequence,), "a list of host names"),
-    "gates": ((Mapping,), "the gate settings (a mapping)"),
-    "reference": ((Mapping,), "the reference results (a mapping, {} for none)"),
-    "baseline": ((str,), "the baseline profile's name"),
-    "outlier_tolerance": ((int, float), "a number"),
-    "run_id": ((str,), "the run id"),
-    "price": ((Mapping,), "the instance price (a mapping)"),
-    "serve": ((str,), "none, best or a profile name"),
-    "band_key": ((Mapping,), "the acceptance band key (a mapping)"),
-    "bands": ((Sequence,), "a list of acceptance bands"),
-}
+
+def _option(kind: str, expect: str, **more) -> dict:
+    """An option's schema: its JSON type (or null, for an option given empty) and what the refusal says it must be."""
+    return {"type": [kind, "null"], "x-expect": expect, **more}
+
+
+# The options, checked by the project's shared validator (plugins/module_utils/schema.py: strict types, a refusal
+# per option that names it).
+SCHEMA = {"type": "object", "properties": {
+    "dir": _option("string", "the run directory, an absolute path"),
+    "hosts": _option("array", "a list of host names", items={"type": "string"}),
+    "gates": _option("object", "the gate settings (a mapping)"),
+    "reference": _option("object", "the reference results (a mapping, {} for none)"),
+    "baseline": _option("string", "the baseline profile's name"),
+    "outlier_tolerance": _option("number", "a number"),
+    "run_id": _option("string", "the run id"),
+    "price": _option("object", "the instance price (a mapping)"),
+    "serve": _option("string", "none, best or a profile name"),
+    "band_key": _option("object", "the acceptance band key (a mapping)"),
+    "bands": _option("array", "a list of acceptance bands", items={"type": "object"}),
+}}
 REQUIRED = ("dir", "run_id")
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(OPTIONS)
+    _VALID_ARGS = frozenset(SCHEMA["properties"])
 
     def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
+        result = super().run(tmp, task_vars)  # an option outside SCHEMA is refused here, by name (_VALID_ARGS)
         args = dict(self._task.args)
-        problems = [f"unknown option {name}" for name in sorted(set(args) - set(OPTIONS))]
-        problems += [f"{name} is required" for name in REQUIRED if args.get(name) in (None, "")]
-        for name, value in args.items():
-            types, expected = OPTIONS.get(name, ((object,), ""))
-            if value is not None and (not isinstance(value, types) or (isinstance(value, str) and str not in types)):
-                problems.append(f"{name} must be {expected} (got {type(value).__name__})")
+        problems = [f"run_report.{name} is required" for name in REQUIRED if args.get(name) in (None, "")]
+        problems += _schema.problems(args, SCHEMA, "run_report")
         if problems:
-            raise AnsibleActionFail("run_report: " + "; ".join(problems))
+            raise AnsibleActionFail("; ".join(problems))
         given = {name: value for name, value in args.items() if name != "dir"}
         try:
             report = eagle3_report(read_run(args["dir"]), **given)
