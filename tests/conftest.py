@@ -175,7 +175,7 @@ def installed(built, tmp_path_factory) -> Path:
 
 
 # Every AWS operation the Ansible runs of a test file make, recorded (molecule/ec2/files/aws_calls/sitecustomize.py,
-# the recorder molecule ec2 uses): the S3 files' runs (results export, s3_relay, wheelhouse, compile cache)
+# the recorder molecule ec2 uses): the S3 files' runs (results export, the S3 relay, wheelhouse, compile cache)
 # are checked against iam/controller-policy.json by their last test (`assert_allowed_by_the_policy`).
 AWS_RECORDER = ROOT / "molecule" / "ec2" / "files" / "aws_calls"
 

@@ -63,13 +63,13 @@ def _run(tmp_path: Path, callbacks: str | None, held: bool, verbosity: str = "")
     book = tmp_path / "play.yml"
     tasks = "".join(
         f"    - name: task {i}\n      ansible.builtin.set_fact:\n"
-        f"        bucket{i}: \"{{{{ 'eagle3-bucket' | eagle3.trn2.eagle3_is_s3_bucket }}}}\"\n"
+        f"        wide{i}: \"{{{{ ['0.0.0.0/0'] | eagle3.trn2.eagle3_cidrs_too_wide }}}}\"\n"
         f"        placeholders{i}: \"{{{{ ['vllm-neuron==0.4.1'] | eagle3.trn2.pypi_placeholders }}}}\"\n"
         f"        problem{i}: \"{{{{ query('eagle3.trn2.dir_problem', '{tmp_path}') | first }}}}\"\n"
         for i in range(2))
     book.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n" + tasks
                     + "    - name: The collection's filters answered\n      ansible.builtin.assert:\n"
-                      "        that: [bucket0 | bool, placeholders1 | length == 0, problem1 == '']\n"
+                      "        that: [wide0 | length == 1, placeholders1 | length == 0, problem1 == '']\n"
                       "    - name: What a new task's worker holds when it starts\n      ansible.builtin.set_fact:\n"
                       f"        held: \"{{{{ {MODULES!r} | modules_held }}}}\"\n"
                       "    - name: All or none\n      ansible.builtin.assert:\n"

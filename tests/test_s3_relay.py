@@ -1,4 +1,4 @@
-"""The s3_relay role (the controller relays no byte per host, so it is no bottleneck): a controller file is put in S3
+"""The action eagle3.trn2.s3_relay (the controller relays no byte per host, so it is no bottleneck): a controller file is put in S3
 once for all hosts and each host downloads it itself by a URL the controller signs, checked by the sha256 the put
 recorded. Against the moto S3 server of test_results_export.py on 127.0.0.1, two local hosts, at -vvv: the signed URL
 and the credentials never reach the output, whatever happens. Its users: vllm_install's wheelhouse
@@ -66,8 +66,8 @@ def failed_on_each_host(tmp_path: Path, endpoint: str, drill: str, failure: str)
 
 def test_an_object_gone_after_the_put_is_named_on_each_host(s3, moto, tmp_path):
     s3.create_bucket(Bucket=BUCKET)
-    out = failed_on_each_host(tmp_path, moto, "gone", "signing a download URL for")
-    assert "The controller could not sign it (is the object there" in out and "; or use the test's other path." in out
+    out = failed_on_each_host(tmp_path, moto, "gone", "downloading")
+    assert "(HTTP 404" in out and "The object is gone or unreadable" in out and "; or use the test's other path." in out
 
 
 def test_other_bytes_under_the_key_are_refused_by_the_checksum(s3, moto, tmp_path):
@@ -79,11 +79,11 @@ def test_other_bytes_under_the_key_are_refused_by_the_checksum(s3, moto, tmp_pat
 def test_a_bad_bucket_name_is_refused_naming_the_variable(s3, moto, tmp_path):
     rc, out = play(tmp_path, moto, bucket="Not_A_Bucket")
     assert rc != 0
-    assert 's3_relay_bucket must be an S3 bucket name (3-63 lower-case letters, digits, dots and hyphens; got "Not_A_Bucket")' in out
+    assert 's3_relay.bucket must be empty (none) or an S3 bucket name: 3-63 characters' in out and 'Not_A_Bucket' in out, out[-2000:]
 
 
 def test_put_once_keeps_the_first_upload_and_the_hosts_get_those_bytes(s3, moto, tmp_path):
-    """s3_relay_put_once (the compile caches: the key names what the archive holds): a second controller with its own
+    """put_once (the compile caches: the key names what the archive holds): a second controller with its own
     archive of the key (other bytes: another pack) uploads nothing, and its hosts download and check the first upload,
     so a host never gets other bytes than the ones it looked up."""
     s3.create_bucket(Bucket=BUCKET)

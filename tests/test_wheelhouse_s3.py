@@ -1,5 +1,5 @@
 """The S3 copy of the wheelhouse (packages without a controller bottleneck): the controller puts
-the archive in S3 once (roles/vllm_install/tasks/wheelhouse_fetch.yml through the s3_relay role: only when it differs,
+the archive in S3 once (roles/vllm_install/tasks/wheelhouse_fetch.yml through the action eagle3.trn2.s3_relay: only when it differs,
 once for all hosts); each host downloads it itself by a URL the controller signs and unpacks it (sha256 checked).
 Against a real S3 API: the moto server of test_results_export.py on 127.0.0.1, two local hosts. The signed URL and the
 credentials never reach the output, even at -vvv. The relay's failure cases: tests/test_s3_relay.py."""
@@ -54,7 +54,7 @@ def secret_free(out: str) -> None:
 def upload_lines(out: str) -> list[str]:
     """The result lines of the upload task: one, whatever the number of hosts."""
     lines = out.splitlines()
-    at = next(i for i, line in enumerate(lines) if "TASK [eagle3.trn2.s3_relay : Upload once, only when the object differs; the wheelhouse to" in line)
+    at = next(i for i, line in enumerate(lines) if "TASK [eagle3.trn2.vllm_install : Put the wheelhouse in S3 once]" in line)
     end = next(i for i in range(at + 1, len(lines)) if lines[i].startswith("TASK ["))
     return [line for line in lines[at + 1:end] if line.startswith(("ok:", "changed:", "skipping:"))]
 

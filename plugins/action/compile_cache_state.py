@@ -1,8 +1,8 @@
 """Set the state of the fleet's compile cache for one profile in its manifest on the controller (the canary's
 announcements: compiling, shipped, empty, failed), in the task's own worker: no module process (each `command` of
 compile_cache_ctl.py set cost about 0.3 s on the project's 2-core machine, docs/lab/overhead-2026-12.md). The
-manifest and its owner record are plugins/module_utils/compile_cache_manifest.py's; the other hosts' wait reads it
-(roles/compile_cache/files/compile_cache_ctl.py wait). The manifest is the automation's bookkeeping, never a change;
+manifest and its owner record are plugins/module_utils/compile_cache/manifest.py's; the other hosts' wait reads it
+(compile_cache/manifest.py wait, through roles/compile_cache/files/compile_cache_ctl.py). The manifest is the automation's bookkeeping, never a change;
 check mode writes nothing.
 
     - eagle3.trn2.compile_cache_state: {manifest: /abs/run/compile-cache/eagle3.json, fields: {state: compiling}}
@@ -14,7 +14,7 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache_manifest import set_state
+from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.manifest import set_state
 
 
 class ActionModule(ActionBase):

@@ -17,9 +17,6 @@ DOCUMENTATION = r"""
     - C(eagle3_cidrs_too_wide) lists the CIDRs of a list that open a port to too much of the internet, that is any
       network wider than a /8 (IPv4) or a /16 (IPv6) however it is written (for example C(0.0.0.0/1)), and the whole
       of an address family when the list's networks together cover it.
-    - C(eagle3_is_s3_bucket) is true for a valid S3 bucket name (general purpose buckets), that is 3-63 characters
-      of a-z, 0-9, dots and hyphens, starting and ending with a letter or digit, no two dots in a row, not formatted
-      as an IPv4 address.
     - C(eagle3_cache_disk) picks the instance-store NVMe disk for the compile cache from lsblk's JSON.
     - C(neuron_sdk_of_ami) is the Neuron SDK release an AMI's description names ("Neuron SDK 2.32.0" gives C(2.32.0)),
       empty when it names none (not a DLAMI). C(dlamis_of_release) keeps the images (ec2_ami_info's) whose description
@@ -43,17 +40,6 @@ def eagle3_is_cidr(value: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-# S3's naming rules for general purpose buckets (AWS S3 User Guide, "General purpose bucket naming rules").
-S3_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-IPV4_LIKE = re.compile(r"[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+")
-
-
-def eagle3_is_s3_bucket(value: Any) -> bool:
-    """True for a valid S3 bucket name: 3-63 of [a-z0-9.-], a letter or digit at both ends, no "..", not an IPv4."""
-    return (isinstance(value, str) and S3_BUCKET.fullmatch(value) is not None and ".." not in value
-            and IPV4_LIKE.fullmatch(value) is None)
 
 
 # The widest network a security-group rule may admit: a /8 (IPv4: 10.0.0.0/8, a company's whole private range) or a
@@ -284,7 +270,7 @@ class FilterModule:
 
     def filters(self) -> dict[str, Any]:
         return {"eagle3_capacity_advice": eagle3_capacity_advice, "eagle3_launch_notice": eagle3_launch_notice,
-                "eagle3_is_cidr": eagle3_is_cidr, "eagle3_is_s3_bucket": eagle3_is_s3_bucket,
+                "eagle3_is_cidr": eagle3_is_cidr,
                 "eagle3_cidrs_too_wide": eagle3_cidrs_too_wide,
                 "eagle3_cache_disk": eagle3_cache_disk,
                 "neuron_sdk_of_ami": neuron_sdk_of_ami, "dlamis_of_release": dlamis_of_release,

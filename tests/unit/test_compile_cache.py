@@ -1,5 +1,5 @@
 """Compile once per fleet, so each start of a fleet does not pay the compile: the cache key
-(plugins/filter/compile_cache.py), the host's pack and unpack (roles/compile_cache/files/probes/compile_cache.py, run as
+(plugins/module_utils/compile_cache/key.py), where a host's cache comes from (plan.py), the host's pack and unpack (roles/compile_cache/files/probes/compile_cache.py, run as
 the role runs it: python -c), the controller's manifest and wait (roles/compile_cache/files/compile_cache_ctl.py). The
 role's entry points on two local hosts side by side: tests/test_compile_cache_playbook.py. What vLLM does with a
 shipped cache (the hit in its log, the start time) is measured on rehearsal hosts by scripts/perf.sh --compile-cache
@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache_manifest import set_state
-from ansible_collections.eagle3.trn2.plugins.filter.compile_cache import (
+from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.manifest import set_state
+from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.plan import deadline, decide, looks_in_s3, said, settled
+from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.key import (
     eagle3_compile_cache_diff, eagle3_compile_cache_failure, eagle3_compile_cache_key, eagle3_compile_cache_material,
     eagle3_compile_cache_parts, eagle3_vllm_cache_root)
 
@@ -269,3 +270,53 @@ def test_wait_ends_on_shipped_failed_gone_or_the_deadline(tmp_path):
     failure.parent.mkdir()
     failure.write_text("{}")
     assert ctl("wait", manifest, "baseline", 5, later, failure)["state"] == "failed"
+
+
+# Where a host's cache comes from (plugins/module_utils/compile_cache/plan.py), as the settle step decides it.
+PLAN = {"key": "k1", "material": {"pip": {"vllm": "0.24.0"}}, "here": False, "on_controller": False, "s3_sha256": "",
+        "looked_in_s3": False, "s3_reason": "", "is_canary": False}
+
+
+@pytest.mark.parametrize("plan,waited,state,reason", [
+    ({"here": True}, {}, "local", "this host already holds it"),
+    ({"on_controller": True}, {}, "ship", "on the controller"),
+    ({}, {"state": "shipped", "key": "k1", "canary": "c"}, "ship", "on the controller"),
+    ({"s3_sha256": "a" * 64}, {}, "ship", "in S3 from an earlier run, not on this controller"),
+    ({"is_canary": True}, {}, "cold", "this host is the canary"),
+    ({}, {"state": "failed", "canary": "c"}, "cold", "the canary c shipped nothing (failed)"),
+    ({"looked_in_s3": True, "s3_reason": "s3://b/k: not there"}, {"state": "gone", "canary": "c"}, "cold",
+     "the canary c shipped nothing (gone); s3://b/k: not there"),
+])
+def test_the_decision_names_where_the_cache_comes_from(plan, waited, state, reason):
+    out = decide(dict(PLAN, **plan), waited, "c", 600)
+    assert (out["state"], out["key"], out["reason"]) == (state, "k1", reason)
+
+
+def test_a_cache_of_another_key_is_refused_naming_what_differs_and_wait_0_says_so():
+    refused = decide(PLAN, {"state": "shipped", "key": "k2", "canary": "c", "material": {"pip": {"vllm": "0.25.0"}}}, "c", 600)
+    assert refused["state"] == "refused" and refused["canary_key"] == "k2"
+    assert refused["reason"] == 'the canary c compiled key k2, this host needs k1; differs in: pip.vllm: "0.24.0" vs "0.25.0"'
+    no_wait = decide(PLAN, {"state": "timeout"}, "c", 0)
+    assert no_wait["state"] == "cold" and "hosts do not wait for the canary c (compile_cache_wait 0" in no_wait["reason"]
+
+
+def test_the_wait_has_no_deadline_where_nothing_is_awaited():
+    assert deadline(1000.4, 600, False, False, False, "") == 1600
+    for args in [(True, False, False, ""), (False, True, False, ""), (False, False, True, ""), (False, False, False, "a" * 64)]:
+        assert deadline(1000, 600, *args) == 0
+    assert looks_in_s3("bucket", False, False) and not looks_in_s3("", False, False) and not looks_in_s3("bucket", True, False)
+
+
+def test_only_a_later_neuron_host_holding_the_cache_starts_cache_hit_only():
+    shipped = settled({"state": "ship", "key": "k1", "reason": "on the controller"}, PLAN,
+                      {"used": True, "canary": "c", "files": 3, "bytes": 10, "reason": ""}, "the controller", True, "neuron", "/r")
+    assert shipped["state"] == "shipped" and shipped["hit_only"] is True and shipped["parts"] == ['pip.vllm: "0.24.0"']
+    assert said(shipped, "eagle3") == ("compile cache of eagle3 (key k1, /r): shipped from the canary c through the controller "
+                                       "and applied (3 files, 10 bytes): no compile here; starts in cache-hit-only mode "
+                                       "(a miss fails the start)")
+    refused = settled({"state": "ship", "key": "k1", "reason": "on the controller"}, PLAN,
+                      {"used": False, "reason": "the archive's key is k9"}, "s3://b/k", True, "neuron", "/r")
+    assert refused["state"] == "refused" and refused["hit_only"] is False and refused["reason"] == "the archive's key is k9"
+    assert settled({"state": "local"}, dict(PLAN, is_canary=True), None, "", True, "neuron", "/r")["hit_only"] is False
+    assert settled({"state": "local"}, PLAN, None, "", True, "cpu", "/r")["hit_only"] is False
+    assert settled({"state": "local"}, PLAN, None, "", False, "neuron", "/r")["hit_only"] is False

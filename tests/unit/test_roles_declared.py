@@ -11,7 +11,9 @@
   outside itself through role_path.
 - No task reads a file of the project outside its own role as text (the project's group_vars, another role's or a
   playbook's files) to learn names: what it needs comes from a declared source (an input, a filter, a lookup).
-- No role task file is over 150 lines, and vllm_bench has at most 12.
+- No role task file is over 150 lines, and vllm_bench has at most 14.
+- No chain of task files is deeper than 4: from a role's tasks/main.yml (counted as 1) through include_tasks,
+  import_tasks, include_role and import_role, across roles.
 """
 from __future__ import annotations
 
@@ -83,8 +85,7 @@ def test_the_calls_are_found():
     """The walk sees the links the project has (a regression in the walk would make the test below pass vacuously)."""
     found = {(caller, callee, entry) for caller, _, callee, entry in CROSS}
     for link in [("vllm_bench", "compile_cache", "settle"), ("vllm_bench", "compile_cache", "publish"),
-                 ("vllm_bench", "compile_cache", "failed"), ("compile_cache", "s3_relay", "look"),
-                 ("vllm_install", "s3_relay", "get"), ("vllm_bench", "vllm_service", "ready"),
+                 ("vllm_bench", "compile_cache", "failed"), ("vllm_bench", "vllm_service", "ready"),
                  ("vllm_bench", "vllm_serving", "stop"), ("vllm_serving", "vllm_service", "serve"),
                  ("vllm_serving", "vllm_service", "ready"), ("playbooks", "vllm_serving", "main"),
                  ("playbooks", "vllm_serving", "snapshot"), ("playbooks", "vllm_serving", "drain"),
@@ -132,8 +133,8 @@ def test_no_role_or_playbook_reads_another_roles_private_variables():
              for m in PRIVATE.finditer(path.read_text()) if m.group(1) != caller]
     assert found == []
     # what the test looks for
-    assert [m.group(1) for m in PRIVATE.finditer("{{ __vllm_serving_now }} {{ __vllm_service_units }} __s3_relay_x")] \
-        == ["vllm_serving", "vllm_service", "s3_relay"]
+    assert [m.group(1) for m in PRIVATE.finditer("{{ __vllm_serving_now }} {{ __vllm_service_units }} __compile_cache_x")] \
+        == ["vllm_serving", "vllm_service", "compile_cache"]
 
 
 # Spelling a shared path or name: the configuration directory and its environment files, the units' directory, their
@@ -199,3 +200,76 @@ def test_no_task_reads_the_projects_own_files_as_text():
     assert found == []
     # the test sees such a read (the one refuse.yml made until it asked the settings module instead)
     assert reads.search("""    __m: "{{ lookup('ansible.builtin.file', 'group_vars/all/roles.yml') | from_yaml }}\"""")
+
+
+# Task-file chains. A templated file name (`ec2_{{ provision_state }}.yml`, `{{ 'a.yml' if x else 'b.yml' }}`) stands
+# for every file it can name: the quoted names it holds, else the role's files its pattern matches.
+TASK_INCLUDES = ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks", "include_tasks", "import_tasks")
+MAX_DEPTH = 4
+
+
+def _task_files(role: str, spec: str, roles_dir: Path) -> list[str]:
+    quoted = re.findall(r"'([\w/.-]+\.yml)'", spec)
+    if quoted:
+        return [name.removesuffix(".yml") for name in quoted]
+    pattern = re.sub(r"\{\{.*?\}\}", "*", spec)
+    return [p.stem for p in sorted((roles_dir / role / "tasks").glob(pattern))] or [spec.removesuffix(".yml")]
+
+
+def _steps(role: str, entry: str, roles_dir: Path) -> list[tuple[str, str]]:
+    """(role, task file) of every file this task file runs directly."""
+    steps = []
+    for node in _walk(yaml.safe_load((roles_dir / role / "tasks" / f"{entry}.yml").read_text()) or []):
+        for key in TASK_INCLUDES:
+            if key in node:
+                spec = node[key]["file"] if isinstance(node[key], dict) else node[key]
+                steps += [(role, name) for name in _task_files(role, str(spec), roles_dir)]
+        for key in INCLUDES:
+            if isinstance(node.get(key), dict):
+                args = node[key]
+                steps.append((str(args["name"]).removeprefix("eagle3.trn2."), str(args.get("tasks_from", "main")).removesuffix(".yml")))
+    return steps
+
+
+def longest_chain(roles_dir: Path) -> list[tuple[str, str]]:
+    """The longest chain of task files from any role's tasks/main.yml."""
+    memo: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def chain(step: tuple[str, str], seen: tuple) -> list[tuple[str, str]]:
+        if step in seen:
+            raise AssertionError(f"a task file includes itself: {' -> '.join('.'.join(s) for s in seen + (step,))}")
+        if step not in memo:
+            below = [chain(s, seen + (step,)) for s in _steps(*step, roles_dir)]
+            memo[step] = [step] + max(below, key=len, default=[])
+        return memo[step]
+
+    mains = [(p.parent.parent.name, "main") for p in sorted(roles_dir.glob("*/tasks/main.yml"))]
+    return max((chain(m, ()) for m in mains), key=len)
+
+
+def test_no_chain_of_task_files_is_deeper_than_four():
+    deepest = longest_chain(ROOT / "roles")
+    assert len(deepest) <= MAX_DEPTH, " -> ".join(".".join(s) for s in deepest)
+    # the project's own chains are found (a walk that saw no include would pass vacuously)
+    assert len(deepest) >= 3
+
+
+def _role(tmp: Path, role: str, files: dict[str, str]) -> None:
+    (tmp / role / "tasks").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (tmp / role / "tasks" / f"{name}.yml").write_text(text)
+
+
+def test_a_fifth_level_is_found_across_roles_and_templated_names(tmp_path):
+    """main -> a (import) -> b_{{ x }} (templated include) -> the other role's entry (include_role) -> leaf: 5."""
+    _role(tmp_path, "one", {
+        "main": "- ansible.builtin.import_tasks: a.yml\n",
+        "a": "- name: t\n  ansible.builtin.include_tasks:\n    file: b_{{ x }}.yml\n",
+        "b_on": "- block:\n    - ansible.builtin.include_role: {name: eagle3.trn2.two, tasks_from: entry}\n",
+        "b_off": "- ansible.builtin.debug: {msg: short}\n"})
+    _role(tmp_path, "two", {"main": "- ansible.builtin.debug: {msg: x}\n",
+                            "entry": "- ansible.builtin.include_tasks: \"{{ 'leaf.yml' if y else 'other.yml' }}\"\n",
+                            "leaf": "- ansible.builtin.debug: {msg: leaf}\n", "other": "[]\n"})
+    deepest = longest_chain(tmp_path)
+    assert deepest == [("one", "main"), ("one", "a"), ("one", "b_on"), ("two", "entry"), ("two", "leaf")]
+    assert len(deepest) > MAX_DEPTH

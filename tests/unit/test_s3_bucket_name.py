@@ -1,17 +1,24 @@
-"""The S3 bucket name check every bucket setting goes through (plugins/filter/infra.py, eagle3_is_s3_bucket: the
-results export, the wheelhouse, the compile caches, the s3_relay role): S3's rules for general purpose buckets."""
+"""The S3 bucket name rule every bucket goes through, the settings schema's one definition ($defs.bucket in
+plugins/module_utils/settings_schema.yml: the results export, the wheelhouse, the compile caches, and the action
+s3_relay's option): S3's rules for general purpose buckets (AWS S3 User Guide, "General purpose bucket naming rules")."""
 from __future__ import annotations
 
 import pytest
-from ansible_collections.eagle3.trn2.plugins.filter.infra import eagle3_is_s3_bucket
+
+from ansible_collections.eagle3.trn2.plugins.module_utils import schema, settings
 
 
-@pytest.mark.parametrize("value", ["eagle3-results", "abc", "my.bucket.name", "a" * 63, "0team-cache"])
+def refused(value) -> list[str]:
+    return schema.problems(value, {"$ref": "#/$defs/bucket"}, "bucket", settings.schema()["$defs"])
+
+
+@pytest.mark.parametrize("value", ["eagle3-results", "abc", "my.bucket.name", "a" * 63, "0team-cache",
+                                   "", "1.2.3.4x"])  # "": no bucket (the settings' off)
 def test_bucket_names(value):
-    assert eagle3_is_s3_bucket(value)
+    assert refused(value) == []
 
 
 @pytest.mark.parametrize("value", ["ab", "a" * 64, "My_Bucket", "Not_A_Bucket", "-bucket", "bucket-", "my..bucket",
-                                   "192.168.5.4", "", None, 12])
+                                   "192.168.5.4", None, 12, "bucket\n"])
 def test_not_bucket_names(value):
-    assert not eagle3_is_s3_bucket(value)
+    assert refused(value), value
