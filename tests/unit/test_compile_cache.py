@@ -240,7 +240,7 @@ def test_look_reads_the_safetensors_header_the_hub_revision_and_the_keys_held(tm
 
 
 def ctl(*args: str) -> dict:
-    env = dict(os.environ, EAGLE3_MODULE_UTILS=str(ROOT / "plugins/module_utils"))  # as key.yml sets it
+    env = dict(os.environ, EAGLE3_MODULE_UTILS=str(ROOT / "plugins/module_utils"))  # as settle.yml sets it
     return json.loads(subprocess.run([sys.executable, str(CTL), *map(str, args)], capture_output=True, text=True,
                                      check=True, timeout=60, env=env).stdout)
 
