@@ -181,7 +181,10 @@ class Rehearsal:
             for name, function in module.FilterModule().filters().items():
                 filters[f"eagle3.trn2.{name}"] = function
         self.inputs = set(S.role_inputs())
+        # the controller's environment variables the defaults read (lookup env; an unset one reads as "")
+        self.reads = sorted({name for value in self.defaults.values() for name in ENV_LOOKUP.findall(str(value))})
         self._base: dict = {}
+        self._cases: dict = {}
 
     def _templar(self, variables: dict) -> Templar:
         self.templar.available_variables = variables
@@ -204,8 +207,15 @@ class Rehearsal:
 
     def values(self, extra, host: str, environment: dict) -> tuple[dict, dict, dict, set, str]:
         """(variables, values, unresolved, templated, the -e argument) of `host` with the case's extra vars: the names
-        the case gives and every template that reads one of them (through others too) resolved again."""
+        the case gives and every template that reads one of them (through others too) resolved again; once a case."""
         text = extra if isinstance(extra, str) else json.dumps(extra)
+        environment = {name: environment.get(name, "") for name in self.reads}
+        key = (text, host, tuple(sorted(environment.items())))
+        if key not in self._cases:
+            self._cases[key] = self._values(text, host, environment)
+        return self._cases[key]
+
+    def _values(self, text: str, host: str, environment: dict) -> tuple[dict, dict, dict, set, str]:
         # as ansible-playbook's load_extra_vars: JSON or YAML when it starts so, else key=value words (text)
         given = self.loader.load(text) if text[:1] in "[{" else parse_kv(text)
         variables, (values, unresolved, templated) = self._resolved(host, environment)
