@@ -70,7 +70,7 @@ def test_a_window_of_two_hosts_gives_one_live_band_of_their_mean_figures_with_it
     assert band["evidence"] == dict(EVIDENCE, source="prometheus", queried="2025-12-04T12:00:00Z", hosts=["a", "b"],
                                     profiles=["eagle3"], drafts=4000, draft_tokens=12000)
     # the same entry format as a run's band: the schema of eagle3_acceptance_bands takes it
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
     assert S.settings_problems({"eagle3_acceptance_bands": got}) == []
 
 

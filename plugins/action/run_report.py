@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
 
 
 def _option(kind: str, expect: str, **more) -> dict:
@@ -20,7 +20,7 @@ def _option(kind: str, expect: str, **more) -> dict:
     return {"type": [kind, "null"], "x-expect": expect, **more}
 
 
-# The options, checked by the project's shared validator (plugins/module_utils/schema.py: strict types, a refusal
+# The options, checked by the project's shared validator (plugins/module_utils/settings/schema.py: strict types, a refusal
 # per option that names it).
 SCHEMA = {"type": "object", "properties": {
     "dir": _option("string", "the run directory, an absolute path"),

@@ -9,7 +9,7 @@ import copy
 from typing import Any, Iterable
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import convert, schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import convert, schema
 
 DOCUMENTATION = r"""
   name: profiles
@@ -62,7 +62,7 @@ def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
     "<method>-k<k>" each (a sweep).
     """
     # -e eagle3_num_speculative_tokens=2,3,4 passes a text: converted as the schema converts it. The values are
-    # judged by the schema only (plugins/module_utils/settings_schema.yml: the setting, and each profile made here).
+    # judged by the schema only (plugins/module_utils/settings/settings_schema.yml: the setting, and each profile made here).
     ks = convert(ks, schema()["properties"]["eagle3_num_speculative_tokens"])
     values = ks if isinstance(ks, list) else [ks]
     profiles: list[dict[str, Any]] = [{"name": baseline}]

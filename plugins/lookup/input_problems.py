@@ -8,7 +8,7 @@ short_description: Refusals of a role's inputs by the settings schema entries th
 description:
   - For the role named in the term, every input the settings schema describes (an input a setting feeds, by that
     setting's entry; an input an operator sets directly, by its own entry) is resolved as the task sees it and checked
-    against plugins/module_utils/settings_schema.yml (strict types, ranges, choices, whole-value patterns, closed
+    against plugins/module_utils/settings/settings_schema.yml (strict types, ranges, choices, whole-value patterns, closed
     mappings, no control characters), a value a template made converted once by its declared type.
   - Each refusal names the role input (a role used on its own is refused by its own names; the project's refusal adds
     the setting behind it). Types, ranges, choices and patterns live in the schema only, so the roles' preflights keep
@@ -34,8 +34,8 @@ _raw:
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import input_problems, resolve, role_input_entries
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_text_names
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import input_problems, resolve, role_input_entries
 
 
 class LookupModule(LookupBase):

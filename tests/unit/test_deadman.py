@@ -20,7 +20,7 @@ from conftest import ROOT
 from ansible_collections.eagle3.trn2.plugins.filter import infra
 from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_starts
 from ansible_collections.eagle3.trn2.plugins.module_utils import deadman as D
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 from ansible_collections.eagle3.trn2.plugins.modules import ec2_ami_find
 
 EPOCHS = st.integers(min_value=1_700_000_000, max_value=2_100_000_000)

@@ -5,7 +5,7 @@ import pytest
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_table
 from ansible_collections.eagle3.trn2.plugins.filter.profiles import eagle3_profile_files, eagle3_profiles
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import settings_problems
 
 
 def test_one_k_is_the_tutorials_plain_run():

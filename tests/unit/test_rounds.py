@@ -80,7 +80,7 @@ def test_the_plan_interleaves_rounds_and_names_each_file_by_the_layout():
                                               for p in profiles]
     # the plan judges nothing: rounds below 1 are the schema's to refuse (each value is checked once)
     assert eagle3_bench_plan(profiles, 0) == []
-    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings_problems
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import settings_problems
     assert settings_problems({"eagle3_bench_rounds": 0})[0].startswith("eagle3_bench_rounds must be")
 
 
