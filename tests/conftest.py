@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 COLLECTIONS = ROOT / "collections"
 sys.path.insert(0, str(COLLECTIONS))
 
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import load_run  # noqa: E402
 
 
 def load_file(path: Path, name: str | None = None, register: bool = False):

@@ -1,5 +1,5 @@
 """Live bands (a band from what the fleet serves, not only from a benchmark): a band recorded from a Prometheus window
-(plugins/module_utils/bands.py, bands_from_prometheus; playbooks/record_band.yml -e eagle3_band_source=prometheus) and
+(plugins/module_utils/results/bands.py, bands_from_prometheus; playbooks/record_band.yml -e eagle3_band_source=prometheus) and
 the serving alert's threshold (alert_bands -> the monitoring role's monitoring_acceptance_bands ->
 roles/monitoring/templates/eagle3.rules.yml.j2).
 
@@ -26,7 +26,7 @@ import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import CONTROLLER_INVENTORY, ROOT
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
 
 sys.path.insert(0, str(ROOT / "molecule" / "default" / "tests"))
 import promtool_cases  # noqa: E402  (the molecule scenario's promtool cases, checked against the template here)

@@ -18,7 +18,7 @@ from conftest import ROOT
 CFG_CALLBACKS = "ansible.builtin.profile_tasks, eagle3.trn2.preload"
 # Modules the plugin files import (Ansible runs the plugin files themselves under names of its own): one per kind.
 MODULES = [
-    "ansible_collections.eagle3.trn2.plugins.module_utils.bands",                       # by filter/bands.py, which no task uses
+    "ansible_collections.eagle3.trn2.plugins.module_utils.results.bands",               # by filter/bands.py, which no task uses
     "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings",           # by filter/cli_refusal.py
     "ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks",  # by lookup/dir_problem.py
     "ansible_collections.eagle3.trn2.plugins.module_utils.controller_io",               # by action/controller_file.py
@@ -27,7 +27,7 @@ MODULES = [
     "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings:_effective",
     "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings:project_names",
     "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings:role_input_entries",
-    "ansible_collections.eagle3.trn2.plugins.module_utils.result_checks:_shape",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks:_shape",
 ]
 PROBE = """import sys
 

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT, RUNS
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 from test_report_render import report
 
 REFERENCES = ROOT / "roles/bench_report/files/references"

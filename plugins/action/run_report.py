@@ -11,7 +11,7 @@ from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
 
 

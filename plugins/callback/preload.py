@@ -57,7 +57,7 @@ def preload() -> dict[str, list[str]]:
     if schema.validator_class() is not None:
         loaded["schema"].append("jsonschema")
     # The settings and result schemas, parsed once here: each task that checks settings read them again otherwise.
-    for module in ("settings.settings", "result_checks"):
+    for module in ("settings.settings", "results.result_checks"):
         import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.{module}").warm()
         loaded["schema"].append(module.rsplit(".", 1)[-1])
     return loaded

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number, median
-from ansible_collections.eagle3.trn2.plugins.module_utils.rounds import choose as choose_round
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number, median
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.rounds import choose as choose_round
 
 
 DOCUMENTATION = r"""
@@ -291,7 +291,7 @@ def eagle3_sweep(rows: list[dict[str, Any]], baseline: str = BASELINE,
             f"{name}: {reasons[0]}" for name, reasons in sorted(rejected.items()))
     elif any((r.get("rounds") or 1) > 1 and r.get("speedup_interval") for r in passing):
         # rounds > 1: the highest lower bound of the speedup; a tie (paired throughput ratio containing 1) goes to the
-        # smaller k (plugins/module_utils/intervals.py)
+        # smaller k (plugins/module_utils/results/intervals.py)
         choice = choose_round(passing, [r["profile"] for r in passing if r.get("speedup_interval")])
         winner = next(r for r in passing if r["profile"] == choice["name"])
         sweep.update(winner=winner["profile"], winner_output_throughput=winner["output_throughput"],

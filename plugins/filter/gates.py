@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ansible_collections.eagle3.trn2.plugins.filter.compare import BASELINE, SPEC_KEYS, eagle3_parity_rule
-from ansible_collections.eagle3.trn2.plugins.module_utils.bands import acceptance_band_gate
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.bands import acceptance_band_gate
 from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import COUNTING_PROMPT
-from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import WORKLOAD_KEYS, workload_diff
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import WORKLOAD_KEYS, workload_diff
 
 
 DOCUMENTATION = r"""
@@ -34,7 +34,7 @@ DEFAULT_GATES: dict[str, dict[str, Any]] = {
     "acceptance": {"enforce": True, "min_rate": 30.0},
     "speedup": {"enforce": True, "min": 1.0},
     "reference": {"enforce": True, "tolerance": 0.10},
-    # plugins/module_utils/bands.py: enforced where a band exists for the run's exact key, informational where only a
+    # plugins/module_utils/results/bands.py: enforced where a band exists for the run's exact key, informational where only a
     # near one does, skipped (and passing) where there is none
     "acceptance_band": {"enforce": True},
 }
@@ -67,7 +67,7 @@ def eagle3_shown(value: float, bound: float, floor: bool, digits: int) -> tuple[
 
 def eagle3_workload_diff(want: dict[str, Any], got: dict[str, Any], keys: Iterable[str] | None = None) -> list[str]:
     """Keys on which two workloads differ, as "key got vs want" texts (a key absent from both is skipped): the
-    validator's rule (plugins/module_utils/result_checks.py, workload_diff)."""
+    validator's rule (plugins/module_utils/results/result_checks.py, workload_diff)."""
     return workload_diff(want, got, keys)
 
 
@@ -135,7 +135,7 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
                 reference * (1 + tolerance), per profile named in the reference; only when the
                 reference's workload is the run's, else skipped with the difference named
     acceptance_band  the acceptance length and every per-position rate within the band of the run's `key` (+ the
-                profile's k) from `bands` (plugins/module_utils/bands.py): enforced for an exact key, informational
+                profile's k) from `bands` (plugins/module_utils/results/bands.py): enforced for an exact key, informational
                 for a near one, skipped and passing where there is none
     The reference is compared only when it was measured with the run's models (its `key`, against `key`).
     A gate with enforce false is informational: reported, never failing the run. An enforced gate
@@ -185,7 +185,7 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
             if speedup is None:
                 add("speedup", host, name, False, None, minimum, f"{name}: no baseline to compute a speedup")
             elif interval.get("low") is not None:
-                # rounds > 1: the gate rests on the lower bound of the paired interval (plugins/module_utils/rounds.py)
+                # rounds > 1: the gate rests on the lower bound of the paired interval (plugins/module_utils/results/rounds.py)
                 shown, limit, ok = eagle3_shown(interval["low"], minimum, True, 2)
                 add("speedup", host, name, ok, interval["low"], minimum,
                     f"{name}: speedup {speedup:.2f}x [{interval['low']:.2f}, {interval['high']:.2f}] over "

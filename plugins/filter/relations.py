@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import reference_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import reference_problems
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import port_problems, workload_problems
 
 DOCUMENTATION = r"""
@@ -32,7 +32,7 @@ def eagle3_workload_problems(hosts: Any, recorded: Any = None, run_id: str = "")
 
 
 def eagle3_reference_problems(text: Any, where: str) -> list[str]:
-    """reference_problems (plugins/module_utils/result_checks.py) as a filter."""
+    """reference_problems (plugins/module_utils/results/result_checks.py) as a filter."""
     return reference_problems(text, where)
 
 

@@ -1,7 +1,7 @@
 """Filters for the report of one run: everything it needs from the run's data (read by the eagle3_run lookup),
 and the helpers the report templates use for their charts.
 
-Pure: the run's files are read by plugins/lookup/eagle3_run.py, never here.
+Pure: the run's files are read by plugins/module_utils/results/run_dir.py (the lookup eagle3_run), never here.
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from ansible_collections.eagle3.trn2.plugins.filter.compare import (BASELINE, ea
 from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gate_settings, eagle3_gates, eagle3_verdict
 from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_timeline, eagle3_timeline_lines
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number
 from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import csv_cell, json_text, md
-from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as _bands
-from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as _rounds
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import check_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as _bands
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import rounds as _rounds
 
 
 DOCUMENTATION = r"""
@@ -231,7 +231,7 @@ def eagle3_report(run: dict[str, Any], hosts: list[str] | None = None, gates: di
 
     `run` is the run's data as the eagle3_run lookup reads it ({hosts, run_json}).
 
-    Every result file is validated first (plugins/module_utils/result_checks.py): a file that fails is listed with
+    Every result file is validated first (plugins/module_utils/results/result_checks.py): a file that fails is listed with
     the reasons and its host fails; no gate, the sweep or the fleet reads its figures. OK needs evidence: an expected
     host list (the run's run.json, else `hosts`), a baseline and a speculative profile from every expected host, and
     every enforced gate evaluated on real data.
@@ -310,7 +310,7 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     failed = {h: "; ".join(p) for h in expected
               if (p := _host_problems(loaded.get(h), baseline, rounds[h][1] if h in rounds else []))}
     usable = [h for h in expected if h in loaded and loaded[h]["results"]]
-    # Each profile's rounds pooled (means), with intervals and the decision value (plugins/module_utils/rounds.py).
+    # Each profile's rounds pooled (means), with intervals and the decision value (plugins/module_utils/results/rounds.py).
     per_round = {h: _pooled(loaded[h], rounds[h][0]) for h in usable}
     pooled = {h: {p: _rounds.pooled(docs) for p, docs in per_round[h].items()} for h in usable}
     rows = {h: _rounds.with_intervals(eagle3_compare(pooled[h], baseline, price), per_round[h], baseline)

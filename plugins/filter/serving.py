@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import median
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import median
 
 
 DOCUMENTATION = r"""

@@ -2,13 +2,13 @@
 its start, ready, benchmark start and end and stop; the benchmark windows that overlapped across hosts;
 each host's span and the straggler; and the rows of the report's timeline chart.
 
-Pure: the files are read by plugins/lookup/eagle3_run.py.
+Pure: the files are read by plugins/module_utils/results/run_dir.py (the lookup eagle3_run).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number
 
 
 DOCUMENTATION = r"""

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import phase_inputs as PI
-from ansible_collections.eagle3.trn2.plugins.module_utils import phase_state as PS
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase import phase_inputs as PI
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase import phase_state as PS
 from conftest import ROOT
 
 NAMES = st.text("abcdefgh", min_size=1, max_size=4)

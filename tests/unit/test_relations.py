@@ -12,9 +12,9 @@ import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
-from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import result_checks as R
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 
 PORTS = st.sampled_from([22, 2201, 2202, 8000, 8001, 9090])

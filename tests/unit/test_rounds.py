@@ -20,12 +20,12 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT, RUNS
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.filter.results import eagle3_bench_plan
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase.bench_plan import eagle3_bench_plan
 from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import intervals as I
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import intervals as I
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L
-from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import rounds as R
 
 PAIRS = [p for p in json.loads((ROOT / "docs/data/speedup-trained-20261202T024400Z.json").read_text())["pairs"]
          if not p["busy"]]

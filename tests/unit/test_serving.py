@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, RUNS, host_of, load_file
 from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 
 GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
 REFERENCE = json.loads((RUNS.parent / "references/rehearsal-fixture-pair.json").read_text())

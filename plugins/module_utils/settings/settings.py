@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
-from ansible_collections.eagle3.trn2.plugins.module_utils.bands import band_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.bands import band_problems
 from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings.layers import eagle3_merged
 

@@ -1,4 +1,4 @@
-"""What a host phase's record is compared by, on the controller (the rerun shortcut; plugins/module_utils/phase_state.py
+"""What a host phase's record is compared by, on the controller (the rerun shortcut; plugins/module_utils/phase/phase_state.py
 holds the host's side).
 
 A phase's inputs are every input its roles declare (their meta/argument_specs.yml, every entry point), as the play

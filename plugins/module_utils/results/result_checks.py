@@ -3,7 +3,7 @@ that is not a complete, valid measurement.
 
 One module for every check of a result file; docs/results.md, "What the validator checks", lists them with where each
 rule comes from:
-- the shape (plugins/module_utils/result_schema.yml, copied from vLLM 0.24.0 and 0.29.0 `vllm/benchmarks/serve.py`),
+- the shape (plugins/module_utils/results/result_schema.yml, copied from vLLM 0.24.0 and 0.29.0 `vllm/benchmarks/serve.py`),
   through the project's shared validator (plugins/module_utils/settings/schema.py: strict types, whole-value patterns): the
   type of every key the project reads, counts at least 0, the acceptance rate 0..100, the per-position rates 0..1,
   the acceptance length at least 1, the spec_decode_* keys together;
@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator
 
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number
 
 SCHEMA = Path(__file__).with_name("result_schema.yml")
 
