@@ -9,7 +9,7 @@ reports of another result. Written through modules (file, stat, template, copy) 
 cost about 5 CPU seconds per run, most of it starting module processes (measured 2026-12-01).
 
 With `failure` (the report could not be made: "the report could not be made from FILE: REASON"), every report file
-of the run is replaced by its failure version (plugins/module_utils/report_output.py, failure_files: verdict.json
+of the run is replaced by its failure version (plugins/module_utils/report/output.py, failure_files: verdict.json
 first, then summary.json, report.md, report.html) and report.csv is removed, so no file of the run says OK.
 A failure file that cannot be written (no space left, a read-only or unwritable directory) has its earlier version
 removed, and the task fails naming it and why (`not_written`); a file that can be neither replaced nor removed is
@@ -26,7 +26,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import read_text as _read
 from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import write_atomic as _write
-from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import REPORT_FILES, failure_files
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.output import REPORT_FILES, failure_files
 
 VERDICT = "verdict.json"
 

@@ -1,5 +1,5 @@
 """Make one run's report on the controller: read the run directory, validate every result file, compare, check
-parity, aggregate and gate (the report engine, plugins/filter/report.py), with named options.
+parity, aggregate and gate (the report engine, plugins/module_utils/report/engine.py), with named options.
 
 Runs in ansible-playbook's worker on the controller, no module; the run directory is read with the eagle3_run
 lookup's reader. A report that cannot be made fails the task with the engine's own words, "the report could not be
@@ -10,7 +10,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail, AnsibleFilterError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
 

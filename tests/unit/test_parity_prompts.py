@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.eagle3.trn2.plugins.filter.prompts import eagle3_vllm_test_prompts
-from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import (COUNTING_PROMPT, TEXTS, WORDS,
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.parity_prompts import (COUNTING_PROMPT, TEXTS, WORDS,
                                                                                  vllm_test_prompts)
 from conftest import ROOT
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import ROOT, RUNS, host_of, load_file
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 
 GATES = {"reference": {"enforce": False, "tolerance": 0.30}}

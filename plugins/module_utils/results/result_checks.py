@@ -417,11 +417,11 @@ def _files(entry: Mapping[str, Any]) -> Iterator[tuple[str, int, Any]]:
 
 
 # A throughput reference (roles/bench_report/files/references/*.json, or an operator's file): what the reference gate
-# reads of it (plugins/filter/gates.py), so that a file that is not one is refused before the benchmarks, not after
+# reads of it (plugins/module_utils/report/gates.py), so that a file that is not one is refused before the benchmarks, not after
 # them.
 _FIGURE = {"type": "number", "exclusiveMinimum": 0}
 REFERENCE = {
-    # without a workload the gate is skipped with its reason (plugins/filter/gates.py): allowed
+    # without a workload the gate is skipped with its reason (plugins/module_utils/report/gates.py): allowed
     "type": "object", "required": ["name", "source", "profiles"],
     "x-expect": "a reference: {name, source, key: {target, draft}, workload, profiles: {baseline: {output_throughput, "
                 "median_tpot_ms}, <profile>: {...}}}, as roles/bench_report/files/references/ has them",
