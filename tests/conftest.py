@@ -39,7 +39,6 @@ all:
               ansible_connection: local
               ansible_python_interpreter: "{{ ansible_playbook_python }}"
 """
-sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 # tests/unit: the unit lane (UNIT below). The files of both directories import helpers from each other by module
 # name (from test_cache_disk import ...), whichever directory pytest collects first.
 UNIT = Path(__file__).resolve().parent / "unit"

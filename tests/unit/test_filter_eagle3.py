@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.report.compare import eagle3_compare, eagle3_table
-from ansible_collections.eagle3.trn2.plugins.filter.profiles import eagle3_profile_files, eagle3_profiles
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.profiles import eagle3_profile_files, eagle3_profiles
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import settings_problems
 
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from conftest import ROOT, RUNS
 from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
 from ansible_collections.eagle3.trn2.plugins.module_utils.phase.bench_plan import eagle3_bench_plan
-from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_serving
 from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 from ansible_collections.eagle3.trn2.plugins.module_utils.results import intervals as I
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L

@@ -1,9 +1,9 @@
-"""The S3 bucket name check every bucket setting goes through (plugins/filter/infra.py, eagle3_is_s3_bucket: the
+"""The S3 bucket name check every bucket setting goes through (plugins/module_utils/cloud/infra.py, eagle3_is_s3_bucket: the
 results export, the wheelhouse, the compile caches, the s3_relay role): S3's rules for general purpose buckets."""
 from __future__ import annotations
 
 import pytest
-from ansible_collections.eagle3.trn2.plugins.filter.infra import eagle3_is_s3_bucket
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud.infra import eagle3_is_s3_bucket
 
 
 @pytest.mark.parametrize("value", ["eagle3-results", "abc", "my.bucket.name", "a" * 63, "0team-cache"])
