@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_secrets, eagle3_dir_problem
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import (
+    eagle3_cli_secrets, eagle3_dir_problem)
 
 NAMES = ["eagle3_hf_token", "model_assets_hf_token", "vllm_service_hf_token"]
 TOKEN = "hf_abcdefghijklmnopqrstuvwxyz0123"

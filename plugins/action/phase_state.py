@@ -11,7 +11,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.phase.phase_inputs import digest_of, input_digests, phase_inputs
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase.phase_inputs import (
+    digest_of, input_digests, phase_inputs)
 
 
 class ActionModule(ActionBase):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.results.bands import (alert_bands, bands_from_prometheus,
-                                                                         bands_from_run, bands_merged, live_queries)
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.bands import (
+    alert_bands, bands_from_prometheus, bands_from_run, bands_merged, live_queries)
 
 DOCUMENTATION = r"""
   name: bands

@@ -35,7 +35,8 @@ _raw:
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import input_problems, resolve, role_input_entries
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (
+    input_problems, resolve, role_input_entries)
 
 
 class LookupModule(LookupBase):

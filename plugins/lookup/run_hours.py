@@ -29,7 +29,8 @@ _raw:
 """
 
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import RUN_HOURS_NAMES, resolve, run_hours, typed
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (
+    RUN_HOURS_NAMES, resolve, run_hours, typed)
 
 
 class LookupModule(LookupBase):

@@ -35,8 +35,8 @@ _raw:
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (meaning_warnings, resolve, role_inputs,
-                                                                          settings_problems)
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (
+    meaning_warnings, resolve, role_inputs, settings_problems)
 
 
 class LookupModule(LookupBase):

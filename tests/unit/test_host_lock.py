@@ -11,8 +11,8 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.host.host_lock import (LockError, eagle3_host_lock,
-                                                                              eagle3_lock_constraints, eagle3_lock_drift)
+from ansible_collections.eagle3.trn2.plugins.module_utils.host.host_lock import (
+    LockError, eagle3_host_lock, eagle3_lock_constraints, eagle3_lock_drift)
 from conftest import ROOT, load_file
 
 LOCKS = ROOT / "roles/vllm_install/files/locks"

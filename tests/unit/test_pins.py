@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.host.pins import apt_pins, apt_unmet, apt_version_matches, pip_unmet, pypi_placeholders
+from ansible_collections.eagle3.trn2.plugins.module_utils.host.pins import (
+    apt_pins, apt_unmet, apt_version_matches, pip_unmet, pypi_placeholders)
 
 REAL_WHEELS = {"vllm-neuron": "0.24.0.1.1.0+e8242a9", "neuronx-cc": "2.27.5334.0+f702b353",
                "nki": "0.6.0+31049202112.g85070674", "libtorch-neuronx-lite": "2.11.0.1.0.1284+f49d8626"}

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_inputs import vllm_option_problems, vllm_version_of
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_inputs import (
+    vllm_option_problems, vllm_version_of)
 
 ROOT = Path(__file__).resolve().parents[2]
 LISTS = ROOT / "roles" / "vllm_service" / "files" / "serve_options"

@@ -11,7 +11,8 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible_collections.eagle3.trn2.plugins.module_utils.report.compare import (BASELINE, eagle3_compare, eagle3_fleet,
                                                                                  eagle3_parity_rule, eagle3_sweep)
-from ansible_collections.eagle3.trn2.plugins.module_utils.report.gates import eagle3_gate_settings, eagle3_gates, eagle3_verdict
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.gates import (
+    eagle3_gate_settings, eagle3_gates, eagle3_verdict)
 from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.module_utils.report.timeline import eagle3_timeline, eagle3_timeline_lines
 from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number
