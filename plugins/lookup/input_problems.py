@@ -34,21 +34,11 @@ _raw:
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (
-    input_problems, resolve, role_input_entries)
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import task_input_problems
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        variables = variables or {}
         if len(terms) != 1:
             raise AnsibleError("input_problems takes one term, the role's name")
-        entries = role_input_entries(str(terms[0]))
-        names = [name for name in entries if name in variables] + (
-            ["eagle3_environment_allow_loader"] if "eagle3_environment_allow_loader" in variables else [])
-        values, unresolved, templated = resolve(self._templar, variables, names)
-        if unresolved:  # an input this role cannot resolve: the template's own error, as Ansible would give it
-            raise AnsibleError("; ".join(f"{name}: {why}" for name, why in sorted(unresolved.items())))
-        allow_loader = values.pop("eagle3_environment_allow_loader", False)
-        return input_problems(values, entries, templated | set(eagle3_cli_text_names()), allow_loader)
+        return task_input_problems(self._templar, variables or {}, str(terms[0]))

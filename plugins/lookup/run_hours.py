@@ -29,12 +29,9 @@ _raw:
 """
 
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (
-    RUN_HOURS_NAMES, resolve, run_hours, typed)
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import task_run_hours
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        variables = variables or {}
-        values, _, _ = resolve(self._templar, variables, [n for n in RUN_HOURS_NAMES if n in variables])
-        return [run_hours(typed(values))]
+        return [task_run_hours(self._templar, variables or {})]

@@ -34,20 +34,9 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import (
-    meaning_warnings, resolve, role_inputs, settings_problems)
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import task_settings_problems
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        variables = variables or {}
-        inputs, groups = set(role_inputs()), variables.get("groups", {})
-        names = [name for name in variables.keys() if name.startswith("eagle3_") or name in inputs]
-        values, unresolved, templated = resolve(self._templar, variables, names)
-        allowed = values.get("eagle3_settings_allow", [])
-        fleet = len(groups.get("vllm_hosts", []))
-        others = [name for name in variables.keys() if name not in values and name not in unresolved]
-        for warning in meaning_warnings(values):
-            Display().warning(warning)  # once a run: Ansible shows a repeated warning once
-        return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet, others)
+        return task_settings_problems(self._templar, variables or {}, Display().warning)
