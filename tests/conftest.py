@@ -39,7 +39,6 @@ all:
               ansible_connection: local
               ansible_python_interpreter: "{{ ansible_playbook_python }}"
 """
-sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 # tests/unit: the unit lane (UNIT below). The files of both directories import helpers from each other by module
 # name (from test_cache_disk import ...), whichever directory pytest collects first.
 UNIT = Path(__file__).resolve().parent / "unit"
@@ -50,7 +49,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 COLLECTIONS = ROOT / "collections"
 sys.path.insert(0, str(COLLECTIONS))
 
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run  # noqa: E402
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import load_run  # noqa: E402
 
 
 def load_file(path: Path, name: str | None = None, register: bool = False):

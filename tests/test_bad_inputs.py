@@ -322,7 +322,7 @@ def _every_setting_wrong(how: str) -> dict:
     """A wrong value for every setting of the schema at once: of a type it does not take ("type"), or of its type
     but wrong inside ("inside": a newline in a string, past the maximum of a number, an unknown key of a closed
     mapping, a list holding a newline)."""
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 
     def kinds(node):
         node = S._resolve(node)

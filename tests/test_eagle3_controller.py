@@ -1,4 +1,4 @@
-"""Tests of plugins/module_utils/controller_checks.py (the lookups dir_problem and cli_secrets): the results
+"""Tests of plugins/module_utils/settings/controller_checks.py (the lookups dir_problem and cli_secrets): the results
 directory and secrets on the command line."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_secrets, eagle3_dir_problem
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import (
+    eagle3_cli_secrets, eagle3_dir_problem)
 
 NAMES = ["eagle3_hf_token", "model_assets_hf_token", "vllm_service_hf_token"]
 TOKEN = "hf_abcdefghijklmnopqrstuvwxyz0123"

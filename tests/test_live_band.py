@@ -1,5 +1,5 @@
 """Live bands (a band from what the fleet serves, not only from a benchmark): a band recorded from a Prometheus window
-(plugins/module_utils/bands.py, bands_from_prometheus; playbooks/record_band.yml -e eagle3_band_source=prometheus) and
+(plugins/module_utils/results/bands.py, bands_from_prometheus; playbooks/record_band.yml -e eagle3_band_source=prometheus) and
 the serving alert's threshold (alert_bands -> the monitoring role's monitoring_acceptance_bands ->
 roles/monitoring/templates/eagle3.rules.yml.j2).
 
@@ -26,7 +26,7 @@ import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import CONTROLLER_INVENTORY, ROOT
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
 
 sys.path.insert(0, str(ROOT / "molecule" / "default" / "tests"))
 import promtool_cases  # noqa: E402  (the molecule scenario's promtool cases, checked against the template here)
@@ -70,7 +70,7 @@ def test_a_window_of_two_hosts_gives_one_live_band_of_their_mean_figures_with_it
     assert band["evidence"] == dict(EVIDENCE, source="prometheus", queried="2025-12-04T12:00:00Z", hosts=["a", "b"],
                                     profiles=["eagle3"], drafts=4000, draft_tokens=12000)
     # the same entry format as a run's band: the schema of eagle3_acceptance_bands takes it
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
     assert S.settings_problems({"eagle3_acceptance_bands": got}) == []
 
 

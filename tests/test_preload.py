@@ -18,16 +18,16 @@ from conftest import ROOT
 CFG_CALLBACKS = "ansible.builtin.profile_tasks, eagle3.trn2.preload"
 # Modules the plugin files import (Ansible runs the plugin files themselves under names of its own): one per kind.
 MODULES = [
-    "ansible_collections.eagle3.trn2.plugins.module_utils.bands",              # by filter/bands.py, which no task uses
-    "ansible_collections.eagle3.trn2.plugins.module_utils.settings",           # by filter/cli_refusal.py
-    "ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks",  # by lookup/dir_problem.py
-    "ansible_collections.eagle3.trn2.plugins.module_utils.controller_io",      # by action/controller_file.py
-    "jsonschema",                                                              # the settings' and results' validator
+    "ansible_collections.eagle3.trn2.plugins.module_utils.results.bands",               # by filter/bands.py, which no task uses
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings",           # by filter/cli_refusal.py
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks",  # by lookup/dir_problem.py
+    "ansible_collections.eagle3.trn2.plugins.module_utils.controller_io",               # by action/controller_file.py
+    "jsonschema",                                                                       # the settings' and results' validator
     # MODULE:FUNCTION, the function's cache filled: the parsed settings schema, each role's inputs, the result schema
-    "ansible_collections.eagle3.trn2.plugins.module_utils.settings:_effective",
-    "ansible_collections.eagle3.trn2.plugins.module_utils.settings:project_names",
-    "ansible_collections.eagle3.trn2.plugins.module_utils.settings:role_input_entries",
-    "ansible_collections.eagle3.trn2.plugins.module_utils.result_checks:_shape",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings:_effective",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings:project_names",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings:role_input_entries",
+    "ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks:_shape",
 ]
 PROBE = """import sys
 
@@ -113,10 +113,10 @@ def test_the_preload_names_every_filter_lookup_and_action_file_it_loaded(tmp_pat
 
 
 def test_jsonschema_is_imported_only_when_a_value_is_validated():
-    """module_utils/schema.py is imported with every filter file (cli_refusal -> settings -> schema): jsonschema, about
-    55 ms of imports, waits for the first validation."""
+    """module_utils/settings/schema.py is imported with every filter file (cli_refusal -> settings -> schema):
+    jsonschema, about 55 ms of imports, waits for the first validation."""
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from ansible_collections.eagle3.trn2.plugins.module_utils import schema, settings\n"
+            "from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema, settings\n"
             "assert 'jsonschema' not in sys.modules, 'imported at load'\n"
             "assert schema.problems(3, {'type': 'string'}, 'x') == ['x must be a string (got 3)'], schema.problems(3, {'type': 'string'}, 'x')\n"
             "assert 'jsonschema' in sys.modules\n") % str(ROOT / "collections")

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from conftest import CONTROLLER_INVENTORY, ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
 from test_report_render import report
 
 INVENTORY = CONTROLLER_INVENTORY + """\

@@ -30,7 +30,7 @@ def preflight(tmp_path: Path, extra: dict) -> tuple[int, str]:
 
 @pytest.mark.parametrize(("extra", "refusal"), [
     ({"eagle3_rehearsal_pair": "trainde"},
-     # the settings schema's refusal (plugins/module_utils/settings_schema.yml), before the role's argument_specs
+     # the settings schema's refusal (plugins/module_utils/settings/settings_schema.yml), before the role's argument_specs
      'Refused before any change: eagle3_rehearsal_pair must be one of: trained, agreeing, random (got "trainde")'),
     # The weak draft exists only with the trained pair (the default; the agreeing pair has none).
     ({"eagle3_rehearsal_pair": "agreeing", "eagle3_draft_model": "/var/lib/eagle3/models/draft-weak"},

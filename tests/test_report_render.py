@@ -316,7 +316,7 @@ def test_five_round_report_says_the_decision_first_and_no_interval_is_negative_o
     chart; in headless Chromium every chart text inside its chart's box (getBBox against the viewBox), and a screenshot
     kept."""
     from test_bands import KEY
-    from ansible_collections.eagle3.trn2.plugins.filter.report import CHAR_PX
+    from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import CHAR_PX
     run = tmp_path / "results" / "rounds5"
     shutil.copytree(RUNS / "rounds5", run)
     key = {k: v for k, v in KEY.items() if k != "k"}

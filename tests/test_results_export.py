@@ -226,7 +226,7 @@ def test_the_site_preflight_refuses_a_bad_bucket_before_any_change(tmp_path):
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, stdin=subprocess.DEVNULL)
     out = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0
-    # the settings schema's refusal (plugins/module_utils/settings_schema.yml), before the role's own rule
+    # the settings schema's refusal (plugins/module_utils/settings/settings_schema.yml), before the role's own rule
     assert ('Refused before any change: eagle3_results_s3_bucket must be empty (none) or an S3 bucket name: 3-63 '
             'characters of a-z, 0-9, "." and "-", a letter or digit at both ends, no ".." (got "Results_Bucket")') in out
     assert not (tmp_path / "results").exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from conftest import play_and_read
-from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_served_config
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_served_config
 from test_serving_measured import SWEEP
 
 

@@ -74,7 +74,7 @@ def copy(tmp_path_factory):
             os.symlink(os.readlink(src), dest / name)
         else:
             shutil.copy2(src, dest / name)
-    schema = dest / "plugins/module_utils/settings_schema.yml"
+    schema = dest / "plugins/module_utils/settings/settings_schema.yml"
     text = schema.read_text()
     anchor = "  eagle3_accelerator:\n"
     schema.write_text(text.replace(anchor, ENTRY + anchor, 1))
@@ -125,7 +125,7 @@ def test_ansible_doc_and_the_settings_doc_describe_it(copy):
 def _single_input_rules() -> set[tuple[str, str]]:
     """(role, input) of each preflight rule whose condition reads one input the schema describes and nothing else of
     the role (no other input, no internal variable)."""
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 
     def rules(node):
         if isinstance(node, dict):
@@ -157,7 +157,7 @@ def test_a_rule_of_one_input_stays_in_a_role_only_for_a_reason_the_schema_cannot
 
 def test_the_project_preflight_repeats_no_choice_of_the_schema():
     # the project's own rules: a choice the schema makes (an enum) is not asked again of the same setting
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
     text = (ROOT / "playbooks/preflight.yml").read_text()
     enums = [name for name, node in S.schema()["properties"].items() if "enum" in node]
     repeated = [name for name in enums if re.search(rf"\b{name} in \[", text)]
@@ -196,7 +196,7 @@ def _repeats(text: str, judgement: tuple) -> bool:
 def test_no_rule_of_the_schema_is_repeated_in_a_preflight_a_filter_or_a_playbook():
     """Each value is checked once: a preflight rule (a role's or the project's) that reads an input the schema
     describes does not make the schema's range, pattern or choice again; a filter or lookup judges no setting."""
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
     schema = S.schema()
     repeated = []
     files = sorted(ROOT.glob("roles/*/tasks/preflight.yml")) + [ROOT / "playbooks/preflight.yml"]
@@ -303,5 +303,5 @@ def test_what_the_generator_cannot_write_is_named(tmp_path, defaults, specs, pro
 
 
 def test_every_entry_of_the_schema_has_its_description():
-    from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
     assert [name for name, node in S.schema()["properties"].items() if not str(node.get("description", "")).strip()] == []

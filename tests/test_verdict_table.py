@@ -18,8 +18,8 @@ from typing import Any, Callable
 import pytest
 
 from conftest import ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 from test_report_render import report
 
 REFERENCES = ROOT / "roles/bench_report/files/references"
@@ -270,7 +270,7 @@ def strict_json(text: str) -> object:
 
 
 def md_text(markdown: str) -> str:
-    """The text report.md shows: its escapes (plugins/module_utils/report_output.py, md) undone."""
+    """The text report.md shows: its escapes (plugins/module_utils/report/output.py, md) undone."""
     return html.unescape(re.sub(r"\\([\\`*\[\]|#])", r"\1", markdown))
 
 

@@ -1,5 +1,5 @@
 """The rerun shortcut's controller side (a converged host's phase costs one call): resolve the phase's role inputs for
-the host, digest them with the phase's code (plugins/module_utils/phase_inputs.py), and hand the digest to the module
+the host, digest them with the phase's code (plugins/module_utils/phase/phase_inputs.py), and hand the digest to the module
 eagle3.trn2.phase_state on the host, which compares or records. One module call per host and phase; nothing else leaves
 the controller.
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.phase_inputs import digest_of, input_digests, phase_inputs
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase.phase_inputs import (
+    digest_of, input_digests, phase_inputs)
 
 
 class ActionModule(ActionBase):

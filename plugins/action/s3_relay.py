@@ -10,8 +10,8 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as _settings
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as _settings
 from ansible_collections.eagle3.trn2.plugins.module_utils.s3 import relay
 
 

@@ -53,13 +53,13 @@ def preload() -> dict[str, list[str]]:
     for kind, loader in (("filters", filter_loader), ("tests", test_loader)):
         if any(True for _ in loader.all()):
             loaded["ansible"].append(kind)
-    schema = import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.schema")
+    schema = import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.settings.schema")
     if schema.validator_class() is not None:
         loaded["schema"].append("jsonschema")
     # The settings and result schemas, parsed once here: each task that checks settings read them again otherwise.
-    for stem in ("settings", "result_checks"):
-        import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.{stem}").warm()
-        loaded["schema"].append(stem)
+    for module in ("settings.settings", "results.result_checks"):
+        import_module(f"ansible_collections.{COLLECTION}.plugins.module_utils.{module}").warm()
+        loaded["schema"].append(module.rsplit(".", 1)[-1])
     return loaded
 
 

@@ -1,11 +1,11 @@
-"""Acceptance bands as filters (plugins/module_utils/bands.py): bands recorded from a run or from a Prometheus window,
+"""Acceptance bands as filters (plugins/module_utils/results/bands.py): bands recorded from a run or from a Prometheus window,
 a band file's entries updated, and the serving alert's bands."""
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.bands import (alert_bands, bands_from_prometheus,
-                                                                         bands_from_run, bands_merged, live_queries)
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.bands import (
+    alert_bands, bands_from_prometheus, bands_from_run, bands_merged, live_queries)
 
 DOCUMENTATION = r"""
   name: bands

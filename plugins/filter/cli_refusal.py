@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import refusal_sources
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import cli_secrets_refusal
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import refusal_sources
 
 DOCUMENTATION = r"""
   name: cli_refusal
@@ -15,18 +16,9 @@ DOCUMENTATION = r"""
       empty for no names. Names only, never values.
     - C(refusal_sources) takes a refusal's text and gives, for each role input it names (a whole token), the line
       "<input> is set from <eagle3_* settings>", as the schema's inputs and the roles' defaults make that input (input_sources of
-      plugins/module_utils/settings.py), so the refusal names the settings an operator changes.
+      plugins/module_utils/settings/settings.py), so the refusal names the settings an operator changes.
       playbooks/tasks/refuse.yml adds them to every refusal.
 """
-
-
-def cli_secrets_refusal(names: list[str]) -> str:
-    if not names:
-        return ""
-    return (", ".join(names) + " given on the ansible-playbook command line: every user of the controller sees it in"
-            " the process list, and the shell history keeps it. Give eagle3_hf_token through the HF_TOKEN environment"
-            " variable (eagle3_serve_api_key: EAGLE3_API_KEY) or an Ansible Vault file (-e @vault.yml) instead (the"
-            " value is not shown).")
 
 
 class FilterModule:

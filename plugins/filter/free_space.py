@@ -1,10 +1,10 @@
 """The free space of a path on the controller, checked in Ansible's own process (vllm_bench's results directory):
-plugins/module_utils/free_space.py, which vllm_bench also runs on the hosts."""
+plugins/module_utils/host/free_space.py, which vllm_bench also runs on the hosts."""
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.free_space import problem
+from ansible_collections.eagle3.trn2.plugins.module_utils.host.free_space import problem
 
 DOCUMENTATION = r"""
   name: eagle3_free_space

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.layers import eagle3_merged
 
 DOCUMENTATION = r"""
   name: eagle3_merged

@@ -1,12 +1,12 @@
 """Filter giving the parity check's generated prompts (vLLM's own spec-decode test prompts).
 
-The texts and their source are in plugins/module_utils/parity_prompts.py; tested with pytest (tests/).
+The texts and their source are in plugins/module_utils/report/parity_prompts.py; tested with pytest (tests/).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import vllm_test_prompts
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.parity_prompts import vllm_test_prompts
 
 
 DOCUMENTATION = r"""

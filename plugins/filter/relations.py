@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import reference_problems
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import port_problems, workload_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import reference_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import port_problems, workload_problems
 
 DOCUMENTATION = r"""
   name: relations
@@ -21,18 +21,18 @@ DOCUMENTATION = r"""
 
 
 def eagle3_port_problems(hosts: Any) -> list[str]:
-    """port_problems (plugins/module_utils/settings.py) as a filter."""
+    """port_problems (plugins/module_utils/settings/settings.py) as a filter."""
     return port_problems(hosts if isinstance(hosts, dict) else {})
 
 
 def eagle3_workload_problems(hosts: Any, recorded: Any = None, run_id: str = "") -> list[str]:
-    """workload_problems (plugins/module_utils/settings.py) as a filter."""
+    """workload_problems (plugins/module_utils/settings/settings.py) as a filter."""
     return workload_problems(hosts if isinstance(hosts, dict) else {}, recorded if isinstance(recorded, dict) else None,
                              str(run_id))
 
 
 def eagle3_reference_problems(text: Any, where: str) -> list[str]:
-    """reference_problems (plugins/module_utils/result_checks.py) as a filter."""
+    """reference_problems (plugins/module_utils/results/result_checks.py) as a filter."""
     return reference_problems(text, where)
 
 

@@ -1,32 +1,12 @@
-"""What the vLLM engine really runs: server options rendered so they reach it, and its effective
-configuration read back from the startup log and compared with what the profile asked.
-
-Why rendering matters (read in vllm-project/vllm, `vllm/utils/argparse_utils.py`,
-`FlexibleArgumentParser.load_config_file`, which `vllm serve --config` uses):
-  * v0.24.0: `if isinstance(value, bool): if value: processed_args.append("--" + key)`:
-    a `false` value produces no argument at all.
-  * v0.29.0: `elif (no_key := f"--no-{key}") in self._option_string_actions: append(no_key)`,
-    but `self` is the root `vllm` parser (vllm/entrypoints/cli/main.py) and `--no-enable-prefix-caching`
-    is registered on the `serve` subparser only, so it is still dropped (vllm-project/vllm#51401, PR #58102).
-So `enable-prefix-caching: false` silently leaves prefix caching ON. `no-enable-prefix-caching: true` is
-a true value: both loaders emit `--no-enable-prefix-caching`, which the serve parser (argparse
-BooleanOptionalAction) turns into False. `vllm_serve_options` renders every false boolean that way.
-
-Where the effective configuration is read (same repository):
-  * `logger.info("non-default args: %s", non_default_args)` (log_non_default_args,
-    vllm/entrypoints/utils.py; vllm/entrypoints/serve/utils/api_utils.py in later releases): a Python
-    dict repr of every argument that differs from the parser's defaults, printed by the API server.
-  * `logger.info("Initializing a V1 LLM engine (v%s) with config: %s", VLLM_VERSION, vllm_config)`
-    (vllm/v1/engine/core.py) with VllmConfig.__str__ (vllm/config/vllm.py):
-    `model=..., speculative_config=SpeculativeConfig(method='eagle3', model='...', num_spec_tokens=3),
-    ..., max_seq_len=2048, ..., tensor_parallel_size=8, ..., enable_prefix_caching=False, ...`.
-    vllm-neuron is a platform plugin on the same V1 engine core, so 0.24 prints the same line.
-"""
+"""The vLLM effective-configuration filters: server options rendered so they reach the engine, its effective
+configuration read back and compared (plugins/module_utils/server/vllm_effective.py)."""
 from __future__ import annotations
 
-import ast
-import re
 from typing import Any
+
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_effective import (vllm_config_mismatches,
+                                                                                        vllm_effective_config,
+                                                                                        vllm_serve_options)
 
 DOCUMENTATION = r"""
   name: vllm_effective
@@ -36,135 +16,6 @@ DOCUMENTATION = r"""
     - C(vllm_effective_config) reads the engine's effective configuration from a startup log.
     - C(vllm_config_mismatches) lists where the effective configuration differs from the rendered config.
 """
-
-NON_DEFAULT = "non-default args: "
-ENGINE = re.compile(r"Initializing a V1 LLM engine \(v(?P<version>[^)]*)\) with config: (?P<config>.*)$")
-SPEC = re.compile(r"speculative_config=(?:None|SpeculativeConfig\(method=(?P<method>None|'[^']*'), "
-                  r"model=(?P<model>None|'[^']*'), num_spec_tokens=(?P<k>None|\d+)\))")
-ENGINE_FIELDS = {  # VllmConfig.__str__ field -> parser
-    "max_seq_len": int,
-    "tensor_parallel_size": int,
-    "enable_prefix_caching": lambda v: {"True": True, "False": False}.get(v),
-}
-
-
-def vllm_serve_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Server options with every false boolean written as its `no-` form set to true.
-
-    `{enable-prefix-caching: false}` -> `{no-enable-prefix-caching: true}`;
-    `{no-enable-prefix-caching: false}` -> `{enable-prefix-caching: true}`. Other values are kept.
-    """
-    if not isinstance(options, dict):
-        raise ValueError(f"vllm_serve_options: expected a mapping of option names, got {type(options).__name__}")
-    rendered: dict[str, Any] = {}
-    for key, value in options.items():
-        if value is False:
-            key, value = (key[3:], True) if key.startswith("no-") else ("no-" + key, True)
-        if key in rendered or (key.startswith("no-") and key[3:] in rendered) or ("no-" + key) in rendered:
-            raise ValueError(f"vllm_serve_options: option {key!r} is given twice (directly and as its no- form)")
-        rendered[key] = value
-    return rendered
-
-
-SCALAR_ARG = re.compile(r"'(\w+)': ('[^']*'|-?\d+|True|False|None)(?=[,}])")
-
-
-def _non_default_args(text: str) -> dict[str, Any] | None:
-    """The dict repr of the non-default args; when a value is not a literal (an object's repr),
-    the scalar entries are still read one by one."""
-    parsed = _literal(text)
-    if isinstance(parsed, dict):
-        return parsed
-    if not text.startswith("{"):
-        return None
-    return {key: _literal(value) for key, value in SCALAR_ARG.findall(text)}
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return None
-
-
-def vllm_effective_config(log: str | list[str]) -> dict[str, Any]:
-    """The effective configuration of the LAST server start found in a startup log.
-
-    Returns {"found": bool, "vllm_version", "non_default_args": {...} or None, "engine": {...} or None}
-    where engine holds max_seq_len, tensor_parallel_size, enable_prefix_caching and speculative
-    (None, or {method, model, num_speculative_tokens}).
-    """
-    lines = log.splitlines() if isinstance(log, str) else list(log)
-    non_default: dict[str, Any] | None = None
-    engine: dict[str, Any] | None = None
-    version = None
-    for line in lines:
-        if NON_DEFAULT in line:
-            parsed = _non_default_args(line.split(NON_DEFAULT, 1)[1].strip())
-            if parsed is not None:
-                non_default, engine, version = parsed, None, None  # a new start: forget the older engine line
-            continue
-        match = ENGINE.search(line)
-        if match:
-            config = match.group("config")
-            version = match.group("version")
-            engine = {}
-            for field, parse in ENGINE_FIELDS.items():
-                found = re.search(rf"(?:^|, ){field}=([^,]*)", config)
-                engine[field] = parse(found.group(1)) if found else None
-            spec = SPEC.search(config)
-            if spec is None or spec.group("method") is None:
-                engine["speculative"] = None
-            else:
-                engine["speculative"] = {"method": _literal(spec.group("method")), "model": _literal(spec.group("model")),
-                                         "num_speculative_tokens": _literal(spec.group("k"))}
-    return {"found": engine is not None, "vllm_version": version, "non_default_args": non_default, "engine": engine}
-
-
-def _asked_bool(config: dict[str, Any], key: str) -> bool | None:
-    if ("no-" + key) in config:
-        return not bool(config["no-" + key])
-    if key in config:
-        return bool(config[key])
-    return None
-
-
-def vllm_config_mismatches(effective: dict[str, Any], config: dict[str, Any]) -> list[str]:
-    """Where the engine's effective configuration differs from the rendered `vllm serve --config`.
-
-    Checked: tensor-parallel-size, max-model-len, max-num-seqs, prefix caching, and the speculative
-    method, draft model and number of speculative tokens. An empty list means they agree.
-    """
-    if not effective.get("found"):
-        return ["the startup log has no 'Initializing a V1 LLM engine ... with config:' line: the effective configuration is unknown"]
-    engine = effective["engine"]
-    args = effective.get("non_default_args") or {}
-    wrong: list[str] = []
-
-    def differ(name: str, asked: Any, got: Any) -> None:
-        if asked != got:
-            wrong.append(f"{name}: asked {asked!r}, engine has {got!r}")
-
-    differ("tensor_parallel_size", int(config.get("tensor-parallel-size", 1)), engine["tensor_parallel_size"])
-    if "max-model-len" in config:
-        differ("max_model_len", int(config["max-model-len"]), engine["max_seq_len"])
-    if "max-num-seqs" in config:  # not in the engine line: the API server's non-default args carry it
-        differ("max_num_seqs", int(config["max-num-seqs"]), args.get("max_num_seqs", "(default: not in non-default args)"))
-    prefix = _asked_bool(config, "enable-prefix-caching")
-    if prefix is not None:
-        differ("enable_prefix_caching", prefix, engine["enable_prefix_caching"])
-    asked_spec = config.get("speculative-config")
-    got_spec = engine["speculative"]
-    if not asked_spec:
-        if got_spec is not None:
-            wrong.append(f"speculative_config: asked none, engine has {got_spec!r}")
-    elif got_spec is None:
-        wrong.append(f"speculative_config: asked {asked_spec!r}, engine has none")
-    else:
-        differ("speculative method", asked_spec.get("method"), got_spec["method"])
-        differ("speculative draft model", asked_spec.get("model"), got_spec["model"])
-        differ("num_speculative_tokens", asked_spec.get("num_speculative_tokens"), got_spec["num_speculative_tokens"])
-    return wrong
 
 
 class FilterModule:

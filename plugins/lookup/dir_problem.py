@@ -30,7 +30,7 @@ _raw:
 """
 
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_dir_problem
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_dir_problem
 
 
 class LookupModule(LookupBase):

@@ -8,7 +8,7 @@ short_description: Refusals of a role's inputs by the settings schema entries th
 description:
   - For the role named in the term, every input the settings schema describes (an input a setting feeds, by that
     setting's entry; an input an operator sets directly, by its own entry) is resolved as the task sees it and checked
-    against plugins/module_utils/settings_schema.yml (strict types, ranges, choices, whole-value patterns, closed
+    against plugins/module_utils/settings/settings_schema.yml (strict types, ranges, choices, whole-value patterns, closed
     mappings, no control characters), a value a template made converted once by its declared type.
   - Each refusal names the role input (a role used on its own is refused by its own names; the project's refusal adds
     the setting behind it). Types, ranges, choices and patterns live in the schema only, so the roles' preflights keep
@@ -34,20 +34,11 @@ _raw:
 
 from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import input_problems, resolve, role_input_entries
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import task_input_problems
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        variables = variables or {}
         if len(terms) != 1:
             raise AnsibleError("input_problems takes one term, the role's name")
-        entries = role_input_entries(str(terms[0]))
-        names = [name for name in entries if name in variables] + (
-            ["eagle3_environment_allow_loader"] if "eagle3_environment_allow_loader" in variables else [])
-        values, unresolved, templated = resolve(self._templar, variables, names)
-        if unresolved:  # an input this role cannot resolve: the template's own error, as Ansible would give it
-            raise AnsibleError("; ".join(f"{name}: {why}" for name, why in sorted(unresolved.items())))
-        allow_loader = values.pop("eagle3_environment_allow_loader", False)
-        return input_problems(values, entries, templated | set(eagle3_cli_text_names()), allow_loader)
+        return task_input_problems(self._templar, variables or {}, str(terms[0]))

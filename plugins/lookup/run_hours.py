@@ -8,7 +8,7 @@ short_description: The expected length of a run (hours), from the settings the t
 description:
   - The benchmark estimate (rounds x profiles x prompts x output tokens at eagle3_bench_stream_rate per concurrent
     request), plus eagle3_ready_timeout for each server start, plus an hour for the install and the report, rounded
-    up to the quarter hour (plugins/module_utils/settings.py, run_hours). The default of eagle3_run_hours.
+    up to the quarter hour (plugins/module_utils/settings/settings.py, run_hours). The default of eagle3_run_hours.
 options:
   _terms:
     description: Not used.
@@ -29,11 +29,9 @@ _raw:
 """
 
 from ansible.plugins.lookup import LookupBase
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import RUN_HOURS_NAMES, resolve, run_hours, typed
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import task_run_hours
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        variables = variables or {}
-        values, _, _ = resolve(self._templar, variables, [n for n in RUN_HOURS_NAMES if n in variables])
-        return [run_hours(typed(values))]
+        return [task_run_hours(self._templar, variables or {})]

@@ -7,8 +7,8 @@ author: eagle3.trn2 maintainers
 short_description: Refusals of the eagle3_* variables the task sees, by the settings schema
 description:
   - Takes every variable under eagle3_ the task sees, and each role input the schema describes that is set (group_vars, host_vars, inventory, extra vars), resolves each
-    template on its own, and checks it against plugins/module_utils/settings_schema.yml (with
-    plugins/module_utils/settings.py), for unknown names with a suggestion, strict types, ranges, choices, whole-value patterns, closed mappings and no
+    template on its own, and checks it against plugins/module_utils/settings/settings_schema.yml (with
+    plugins/module_utils/settings/settings.py), for unknown names with a suggestion, strict types, ranges, choices, whole-value patterns, closed mappings and no
     control characters. A value given with -e key=value, or made by a template, is converted once by its declared
     type.
   - Returns one message per problem, each naming the setting (never a secret's value); none when every setting is valid.
@@ -34,20 +34,9 @@ _raw:
 
 from ansible.plugins.lookup import LookupBase
 from ansible.utils.display import Display
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import (meaning_warnings, resolve, role_inputs,
-                                                                          settings_problems)
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import task_settings_problems
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
-        variables = variables or {}
-        inputs, groups = set(role_inputs()), variables.get("groups", {})
-        names = [name for name in variables.keys() if name.startswith("eagle3_") or name in inputs]
-        values, unresolved, templated = resolve(self._templar, variables, names)
-        allowed = values.get("eagle3_settings_allow", [])
-        fleet = len(groups.get("vllm_hosts", []))
-        others = [name for name in variables.keys() if name not in values and name not in unresolved]
-        for warning in meaning_warnings(values):
-            Display().warning(warning)  # once a run: Ansible shows a repeated warning once
-        return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet, others)
+        return task_settings_problems(self._templar, variables or {}, Display().warning)

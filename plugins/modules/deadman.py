@@ -1,5 +1,5 @@
 #!/usr/bin/python
-"""Arm, push or remove a host's dead-man switch (plugins/module_utils/deadman.py)."""
+"""Arm, push or remove a host's dead-man switch (plugins/module_utils/cloud/deadman.py)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -43,7 +43,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.eagle3.trn2.plugins.module_utils import deadman as D
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import deadman as D
 
 
 def _read(path: str) -> str | None:

@@ -16,7 +16,7 @@ description:
     unless the record already says the same.
   - The records are the automation's own bookkeeping, like a fact cache, and never count as a change of the host
     (changed is always false). Check mode writes and drops nothing.
-  - The fingerprint covers what each path spec's kind reads (plugins/module_utils/phase_state.py); secrets never enter
+  - The fingerprint covers what each path spec's kind reads (plugins/module_utils/phase/phase_state.py); secrets never enter
     the record in clear, only the controller's digest of the inputs.
 options:
   phase: {description: The phase (host or service)., type: str, required: true, choices: [host, service]}
@@ -25,7 +25,7 @@ options:
     description: A digest per role input and one for the code (key C(code)), to name what changed.
     type: dict
     default: {}
-  paths: {description: The path specs the phase manages (see plugins/module_utils/phase_state.py)., type: list, elements: dict, required: true}
+  paths: {description: The path specs the phase manages (see plugins/module_utils/phase/phase_state.py)., type: list, elements: dict, required: true}
   state: {description: compare (before the phase) or recorded (after it)., type: str, choices: [compare, recorded], default: compare}
   shortcut: {description: Whether an unchanged phase may be skipped (eagle3_rerun_shortcut)., type: bool, default: true}
   unused_because: {description: The C(why) when I(shortcut) is false., type: str, default: eagle3_rerun_shortcut is off}
@@ -55,7 +55,7 @@ import tempfile
 from datetime import datetime, timezone
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.eagle3.trn2.plugins.module_utils.phase_state import (
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase.phase_state import (
     check_specs, compare, fingerprint, record, same_record)
 
 

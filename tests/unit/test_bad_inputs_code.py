@@ -2,7 +2,7 @@
 
 tests/test_bad_inputs.py runs the real preflight (or site.yml) once per case; a run costs seconds of CPU, and most
 cases are refused by Python the preflight only calls: the settings schema and the rules between settings
-(plugins/module_utils/settings.py settings_problems, through the lookup eagle3.trn2.settings_problems), the filter
+(plugins/module_utils/settings/settings.py settings_problems, through the lookup eagle3.trn2.settings_problems), the filter
 that judges vllm serve's options (vllm_inputs), the results directory's check (dir_problem) and the command line's
 secrets (cli_secrets). Those cases are here: the same values on top of the rehearsal's settings as that file's
 inventory and environment make them for the same hosts (the project's defaults, inventories/rehearsal's group_vars,
@@ -30,13 +30,13 @@ from ansible.vars.manager import VariableManager
 from conftest import ROOT
 from test_bad_inputs import (API_KEY, CASES, EC2, ENV_API_KEYS, ENV_TOKENS, HOSTS, HUB, NEURON, OPTS, SECRETS,
                              controller_environment, place)  # noqa: F401 (place: the inventory, a fixture)
-from ansible_collections.eagle3.trn2.plugins.filter.cli_refusal import cli_secrets_refusal
-from ansible_collections.eagle3.trn2.plugins.filter.vllm_inputs import vllm_option_problems, vllm_version_of
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import (eagle3_cli_secrets,
-                                                                                    eagle3_cli_text_names,
-                                                                                    eagle3_dir_problem)
-from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_inputs import vllm_option_problems, vllm_version_of
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import (cli_secrets_refusal,
+                                                                                             eagle3_cli_secrets,
+                                                                                             eagle3_cli_text_names,
+                                                                                             eagle3_dir_problem)
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.layers import eagle3_merged
 
 # (id, extra vars, substrings the refusal must contain): refused by the settings schema or its rules between settings.
 SETTINGS_CASES = [

@@ -1,4 +1,4 @@
-"""Acceptance bands (plugins/module_utils/bands.py: a draft's acceptance checked against what it accepted before): the
+"""Acceptance bands (plugins/module_utils/results/bands.py: a draft's acceptance checked against what it accepted before): the
 gate on the kept rehearsal runs (in its band, and out of it at one position), the exact/near/none rule, and a band
 recorded from a run gating the next."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
 
 SEED = yaml.safe_load((ROOT / "roles/bench_report/files/bands.yml").read_text())
 TRAINED = json.loads((RUNS / "trained-sweep/rehearsal-1/eagle3-k3.json").read_text())
@@ -105,7 +105,7 @@ def _falls_at(position: int, factor: float):
 def test_bands_and_rounds_read_a_profiles_k_from_its_name_alike(method, k):
     """One reading of "<method>-k<N>" (rounds.k_of) for the bands and the rounds, k >= 10 included; the baseline and
     a single-k profile (named after the method alone) have none without the run's profiles."""
-    from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
+    from ansible_collections.eagle3.trn2.plugins.module_utils.results import rounds as R
     assert B._k_of(f"{method}-k{k}", []) == R.k_of(f"{method}-k{k}") == k
     assert B._k_of("baseline", []) is None is B._k_of(method, [])
     assert B._k_of(method, [{"name": method, "speculative_config": {"num_speculative_tokens": k}}]) == k

@@ -1,5 +1,5 @@
 """Done means valid, and a rerun reconciles the host (a rerun must neither keep a broken file nor redo good work): the
-decision (plugins/module_utils/bench_state.py) as vllm_bench applies it (the eagle3_bench_pending and
+decision (plugins/module_utils/phase/bench_state.py) as vllm_bench applies it (the eagle3_bench_pending and
 eagle3_bench_reconcile filters, the host's reconcile probe), over generated states of the controller's and the host's
 copies of every planned result.
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.eagle3.trn2.plugins.filter.results import (eagle3_bench_pending, eagle3_bench_plan,
-                                                                    eagle3_bench_reconcile, eagle3_result_problems)
-from ansible_collections.eagle3.trn2.plugins.module_utils import bench_state
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase.bench_plan import (
+    eagle3_bench_pending, eagle3_bench_plan, eagle3_bench_reconcile, eagle3_result_problems)
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase import bench_state
 from conftest import ROOT
 
 AGREE = ROOT / "tests/fixtures/runs/agree/rehearsal-1"
@@ -211,7 +211,7 @@ def test_the_probe_keeps_an_invalid_result_aside_with_its_reason(tmp_path):
 def test_the_report_refuses_a_result_measured_with_another_config_than_the_manifest_records():
     """The report's half of the config identity (result_checks.record_problems): a result names the config it was
     measured with; the host's manifest.json records each config's sha256 as the pass read it."""
-    from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import check_run
+    from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import check_run
 
     def run(measured: str) -> dict:
         results = {}

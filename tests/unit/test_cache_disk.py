@@ -6,7 +6,7 @@ prints it: an EBS root volume plus instance-store NVMe disks.
 from __future__ import annotations
 
 import pytest
-from ansible_collections.eagle3.trn2.plugins.filter.infra import eagle3_cache_disk
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud.infra import eagle3_cache_disk
 
 STORE = "Amazon EC2 NVMe Instance Storage"
 

@@ -10,8 +10,8 @@ import pytest
 from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.amazon.aws.plugins.module_utils import cloud as aws_cloud
 from ansible_collections.amazon.aws.plugins.module_utils.ec2 import AnsibleEC2Error, run_instances
-from ansible_collections.eagle3.trn2.plugins.filter import infra
-from ansible_collections.eagle3.trn2.plugins.filter.infra import eagle3_capacity_advice
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import infra
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud.infra import eagle3_capacity_advice
 from botocore.stub import Stubber
 
 EC2_SAID = ("Failed to create instances: An error occurred (InsufficientInstanceCapacity) when calling the RunInstances "

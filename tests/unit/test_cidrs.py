@@ -1,9 +1,9 @@
-"""The security-group CIDR rules (plugins/filter/infra.py): what counts as a CIDR, and what opens a port to too much of
+"""The security-group CIDR rules (plugins/module_utils/cloud/infra.py): what counts as a CIDR, and what opens a port to too much of
 the internet, however it is written (the exact-string check it replaced let 0.0.0.0/1 + 128.0.0.0/1 and ::0/0 by)."""
 from __future__ import annotations
 
 import pytest
-from ansible_collections.eagle3.trn2.plugins.filter.infra import eagle3_cidrs_too_wide, eagle3_is_cidr
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud.infra import eagle3_cidrs_too_wide, eagle3_is_cidr
 
 
 @pytest.mark.parametrize("value", ["203.0.113.7/32", "10.0.0.0/8", "2001:db8::/32", "0.0.0.0/0"])

@@ -1,8 +1,8 @@
 """A fleet that cannot be forgotten. The dead-man switch's units, deadline and user data
-(plugins/module_utils/deadman.py), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
-decision and lines (plugins/filter/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
+(plugins/module_utils/cloud/deadman.py), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
+decision and lines (plugins/module_utils/cloud/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
 sees deprecated images (plugins/modules/ec2_ami_find.py, against a DescribeImages answer validated by botocore's own
-EC2 model), and each start's start-to-ready on record (plugins/filter/timeline.py eagle3_starts). The switch on a live
+EC2 model), and each start's start-to-ready on record (plugins/module_utils/report/timeline.py eagle3_starts). The switch on a live
 host: molecule/default/tests/unit/test_deadman.py; on moto (the launch's attribute and user data, teardown at the run's
 end): molecule/ec2/tests/test_ec2.py."""
 from __future__ import annotations
@@ -17,10 +17,10 @@ from botocore.stub import Stubber
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT
-from ansible_collections.eagle3.trn2.plugins.filter import infra
-from ansible_collections.eagle3.trn2.plugins.filter.timeline import eagle3_starts
-from ansible_collections.eagle3.trn2.plugins.module_utils import deadman as D
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import infra
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.timeline import eagle3_starts
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import deadman as D
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 from ansible_collections.eagle3.trn2.plugins.modules import ec2_ami_find
 
 EPOCHS = st.integers(min_value=1_700_000_000, max_value=2_100_000_000)

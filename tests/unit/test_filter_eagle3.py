@@ -1,11 +1,11 @@
-"""Tests of plugins/filter/compare.py and profiles.py on results from real rehearsal runs."""
+"""Tests of plugins/module_utils/report/compare.py and profiles.py on results from real rehearsal runs."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_table
-from ansible_collections.eagle3.trn2.plugins.filter.profiles import eagle3_profile_files, eagle3_profiles
-from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.compare import eagle3_compare, eagle3_table
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.profiles import eagle3_profile_files, eagle3_profiles
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import settings_problems
 
 
 def test_one_k_is_the_tutorials_plain_run():

@@ -4,10 +4,10 @@ what those functions take."""
 from __future__ import annotations
 
 from ansible_collections.eagle3.trn2.plugins.filter import bands, cli_refusal, layers, relations
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
-from ansible_collections.eagle3.trn2.plugins.module_utils import layers as LY
-from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import layers as LY
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import result_checks as R
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 
 
 def test_each_filter_name_is_the_function_of_module_utils():

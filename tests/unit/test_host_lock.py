@@ -11,10 +11,9 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.host.host_lock import (
+    LockError, eagle3_host_lock, eagle3_lock_constraints, eagle3_lock_drift)
 from conftest import ROOT, load_file
-
-sys.path.insert(0, str(ROOT / "plugins/filter"))
-from host_lock import LockError, eagle3_host_lock, eagle3_lock_constraints, eagle3_lock_drift  # noqa: E402
 
 LOCKS = ROOT / "roles/vllm_install/files/locks"
 ROWS = yaml.safe_load((ROOT / "roles/settings/defaults/main/neuron_releases.yml").read_text())["eagle3_neuron_releases"]

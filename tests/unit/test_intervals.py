@@ -1,4 +1,4 @@
-"""Intervals for few rounds (plugins/module_utils/intervals.py; a normal interval is too narrow for 3-5 rounds):
+"""Intervals for few rounds (plugins/module_utils/results/intervals.py; a normal interval is too narrow for 3-5 rounds):
 Student's t from its own density, paired log-ratio intervals, the tie rule and the choice on the lower bound; its
 coverage checked on the rehearsal's own repeated pairs (docs/data/speedup-trained-20261202T024400Z.json: 10
 baseline/EAGLE3 pairs of the trained pair)."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT
-from ansible_collections.eagle3.trn2.plugins.module_utils import intervals as I
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import intervals as I
 
 # Student's t 0.975 quantiles, as every statistics table prints them (to 3 decimals).
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 9: 2.262, 19: 2.093, 29: 2.045}
@@ -128,7 +128,7 @@ def test_every_interval_of_round_figures_is_positive_and_holds_its_geometric_mea
     """Over any rounds of positive figures, every interval the report gives (each figure's, each position's,
     the speedup's and the TPOT ratio's, and the fleet's over hosts) lies inside (0, inf) and holds the geometric mean
     of its rounds, which is also the figure the row shows."""
-    from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
+    from ansible_collections.eagle3.trn2.plugins.module_utils.results import rounds as R
     base, spec, rates, spread = case
     docs = {"baseline": [_round(b, [r[0]], s) for b, r, s in zip(base, rates, spread)],
             "eagle3": [_round(x, r, s) for x, r, s in zip(spec, rates, spread)]}

@@ -1,4 +1,4 @@
-"""The models fit what they are served with (plugins/module_utils/model_fit.py; refused before a host is paid for): the
+"""The models fit what they are served with (plugins/module_utils/server/model_fit.py; refused before a host is paid for): the
 speculative method describes the draft's checkpoint and max-model-len is within the target's own limit, by vLLM 0.29.0's
 own rules. The role's refusals from the hub's config.json are in tests/test_gated_access.py; the rehearsal's pair passes
 in molecule default (model_assets' fit.yml on the host)."""
@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT
-from ansible_collections.eagle3.trn2.plugins.module_utils import model_fit as F
+from ansible_collections.eagle3.trn2.plugins.module_utils.server import model_fit as F
 
 HUB = ROOT / "tests/fixtures/hub"
 TARGET = json.loads((HUB / "llama-3.1-8b-instruct.json").read_text())

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from ansible_collections.eagle3.trn2.plugins.filter.prompts import eagle3_vllm_test_prompts
-from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import (COUNTING_PROMPT, TEXTS, WORDS,
-                                                                                 vllm_test_prompts)
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.parity_prompts import (COUNTING_PROMPT, TEXTS, WORDS,
+                                                                                        vllm_test_prompts)
 from conftest import ROOT
 
 REPEAT = ("please repeat the word '{}' 10 times. give no other output than the word at least ten times in a row, "

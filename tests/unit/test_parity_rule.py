@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.eagle3.trn2.plugins.filter.compare import _required, eagle3_parity_rule
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils.parity_prompts import COUNTING_PROMPT, vllm_test_prompts
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.compare import _required, eagle3_parity_rule
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.parity_prompts import (
+    COUNTING_PROMPT, vllm_test_prompts)
 from conftest import RUNS
 
 H = "rehearsal-1"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import phase_inputs as PI
-from ansible_collections.eagle3.trn2.plugins.module_utils import phase_state as PS
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase import phase_inputs as PI
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase import phase_state as PS
 from conftest import ROOT
 
 NAMES = st.text("abcdefgh", min_size=1, max_size=4)
@@ -139,7 +139,8 @@ def test_a_phase_digests_every_input_its_roles_declare_and_its_code(tmp_path, mo
     for phase, roles in PI.PHASE_ROLES.items():
         PI.code_digest.cache_clear()
         before = PI.code_digest(phase)
-        for changed in [copy / "roles" / roles[-1] / "defaults" / "main.yml", copy / "plugins" / "filter" / "pins.py",
+        for changed in [copy / "roles" / roles[-1] / "defaults" / "main.yml",
+                        copy / "plugins" / "module_utils" / "host" / "pins.py",
                         copy / "playbooks" / f"{phase}.yml", copy / "playbooks" / "tasks" / "phase_skip.yml"]:
             changed.write_text(changed.read_text() + "\n# changed\n")
             PI.code_digest.cache_clear()

@@ -1,11 +1,12 @@
-"""Tests of plugins/filter/pins.py on the real Neuron artifacts' versions (reference: AWS's container
+"""Tests of plugins/module_utils/host/pins.py on the real Neuron artifacts' versions (reference: AWS's container
 build for vllm-neuron 0.24.0.1.1.0, aws-neuron/deep-learning-containers
 vllm/inference/0.24.0.1.1.0/Dockerfile.neuronx, and aws-neuron-sdk release-notes/releasecontent.rst)."""
 from __future__ import annotations
 
 import pytest
 
-from pins import apt_pins, apt_unmet, apt_version_matches, pip_unmet, pypi_placeholders
+from ansible_collections.eagle3.trn2.plugins.module_utils.host.pins import (
+    apt_pins, apt_unmet, apt_version_matches, pip_unmet, pypi_placeholders)
 
 REAL_WHEELS = {"vllm-neuron": "0.24.0.1.1.0+e8242a9", "neuronx-cc": "2.27.5334.0+f702b353",
                "nki": "0.6.0+31049202112.g85070674", "libtorch-neuronx-lite": "2.11.0.1.0.1284+f49d8626"}

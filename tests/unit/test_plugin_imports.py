@@ -2,8 +2,8 @@
 private name; what plugins share lives in plugins/module_utils. Read from the plugins' own import statements (ast), so
 an import spread over lines counts.
 
-A private name is one starting with "_" (not a dunder). Each of these, from one file of plugins/ (module_utils included)
-into another, is an import of it:
+A private name is one starting with "_" (not a dunder). Each of these, from one file of plugins/ (module_utils and its
+packages included) into another, is an import of it:
 - `from <module> import _name` and `from <module> import _name as other`, with <module> absolute
   (ansible_collections.eagle3.trn2.plugins.<kind>.<file>) or relative (`from .compare import _name`,
   `from ..module_utils.numbers import _name`);
@@ -85,7 +85,8 @@ def private_imports(source: str, module: str) -> list[str]:
 
 def test_no_plugin_imports_another_plugin_files_private_name():
     found = []
-    for path in sorted((ROOT / "plugins").glob("*/*.py")):
+    # rglob: the packages of plugins/module_utils too (one file of a package importing another's private name)
+    for path in sorted((ROOT / "plugins").rglob("*.py")):
         found += [f"{path.relative_to(ROOT)}: {what}" for what in private_imports(path.read_text(), module_of(path))]
     assert found == []
 
@@ -96,13 +97,13 @@ HERE = f"{PREFIX}.plugins.filter.report"
 @pytest.mark.parametrize("source", [
     f"from {PREFIX}.plugins.filter.compare import _pct\n",
     f"from {PREFIX}.plugins.filter.compare import (\n    eagle3_compare,\n    _pct as pct,\n)\n",
-    f"from {PREFIX}.plugins.module_utils.settings import _resolve\n",
+    f"from {PREFIX}.plugins.module_utils.settings.settings import _resolve\n",
     "from .compare import _pct\n",
-    "from ..module_utils.settings import _resolve as resolve\n",
+    "from ..module_utils.settings.settings import _resolve as resolve\n",
     f"import {PREFIX}.plugins.filter.compare as compare\nx = compare._pct\n",
     f"import {PREFIX}.plugins.filter.compare\nx = {PREFIX}.plugins.filter.compare._pct(1)\n",
     f"from {PREFIX}.plugins.filter import compare\ncompare._pct(1)\n",
-    f"from {PREFIX}.plugins.module_utils import settings as S\nS._resolve({{}})\n",
+    f"from {PREFIX}.plugins.module_utils.settings import settings as S\nS._resolve({{}})\n",
     "from . import compare as c\nc._pct(1)\n",
 ], ids=["from", "from-as-multiline", "module_utils", "relative", "relative-up-as", "import-as", "import-dotted",
         "from-package", "from-package-as", "relative-package"])
@@ -112,7 +113,7 @@ def test_each_form_of_a_private_import_is_found(source):
 
 @pytest.mark.parametrize("source", [
     f"from {PREFIX}.plugins.filter.compare import eagle3_compare\n",
-    f"from {PREFIX}.plugins.module_utils import schema as _schema\n_schema.plain(1)\n",  # a private alias, public names
+    f"from {PREFIX}.plugins.module_utils.settings import schema as _schema\n_schema.plain(1)\n",  # a private alias, public names
     "from __future__ import annotations\n",
     f"from {PREFIX}.plugins.filter.report import _own\n",  # its own file
     "import json\njson._default_decoder\n",  # not the collection's

@@ -36,11 +36,11 @@ def run_c(path: Path, *args: str) -> str:
 
 
 def test_free_space_is_silent_with_room_and_names_the_shortfall(tmp_path):
-    free_space = load(ROOT / "plugins/module_utils/free_space.py")
+    free_space = load(ROOT / "plugins/module_utils/host/free_space.py")
     assert free_space.problem("host", str(tmp_path / "not/yet/made"), 0) == ""
     message = free_space.problem("host", str(tmp_path / "not/yet"), 10**12)
     assert message.startswith(f"host {tmp_path}/not/yet has ") and message.endswith(" MB free")
-    assert run_c(ROOT / "plugins/module_utils/free_space.py", "controller", str(tmp_path), "0") == "\n"
+    assert run_c(ROOT / "plugins/module_utils/host/free_space.py", "controller", str(tmp_path), "0") == "\n"
     # the controller's half, in Ansible's process: the same code through the eagle3_free_space filter
     check = load(ROOT / "plugins/filter/free_space.py").FilterModule().filters()["eagle3_free_space"]
     assert check(str(tmp_path / "not/yet"), "controller", "0") == ""

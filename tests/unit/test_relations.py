@@ -1,4 +1,4 @@
-"""The relations between one inventory's hosts (plugins/module_utils/settings.py port_problems), proven on
+"""The relations between one inventory's hosts (plugins/module_utils/settings/settings.py port_problems), proven on
 generated inventories: 1-8 hosts, each on the machine's shared network (podman, loopback) or its own, with ports
 drawn from a small pool so that collisions are common."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ import yaml
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import bands as B
-from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as B
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import result_checks as R
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
 
 PORTS = st.sampled_from([22, 2201, 2202, 8000, 8001, 9090])
 HOST = st.fixed_dictionaries({
@@ -316,7 +316,7 @@ def test_a_key_shaped_value_in_any_setting_is_never_shown(prefix, body, name):
 
 
 def test_a_40_character_secret_key_is_masked_and_a_path_of_40_is_not():
-    from ansible_collections.eagle3.trn2.plugins.module_utils.schema import shown
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings.schema import shown
     assert shown("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == '"***"'  # AWS's documented example secret key
     path = "/var/lib/eagle3/results/run/abcdefghijkl"
     assert len(path) == 40 and shown(path) == f'"{path}"'

@@ -6,10 +6,12 @@ import json
 import pytest
 
 from conftest import RUNS
-from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_fleet, eagle3_parity, eagle3_sweep
-from ansible_collections.eagle3.trn2.plugins.filter.gates import eagle3_gate_settings, eagle3_gates, eagle3_shown
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run, read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.compare import (
+    eagle3_compare, eagle3_fleet, eagle3_parity, eagle3_sweep)
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.gates import (
+    eagle3_gate_settings, eagle3_gates, eagle3_shown)
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import load_run, read_run
 
 REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
 # The reference of the fixture runs' pair and workload (tests/fixtures/README.md).

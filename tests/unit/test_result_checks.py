@@ -1,5 +1,5 @@
 """The result-file validator (a broken result file must never make a report say OK):
-plugins/module_utils/result_checks.py and its schema result_schema.yml.
+plugins/module_utils/results/result_checks.py and its schema result_schema.yml.
 
 Every kept real result file (tests/fixtures/runs, README there) passes. Each generated case is one of those files
 DERIVED by one mutation of one field (hypothesis): a type, a non-finite number, a value out of range, counters that
@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from conftest import ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.filter import report as report_filter
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import result_checks as R
-from ansible_collections.eagle3.trn2.plugins.module_utils.report_output import csv_cell, json_text, md
+from ansible_collections.eagle3.trn2.plugins.module_utils.report import engine as report_filter
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import result_checks as R
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.output import csv_cell, json_text, md
 
 GATES = {"reference": {"enforce": False, "tolerance": 0.30}}  # the rehearsal's
 REFERENCE = json.loads((RUNS.parent / "references/rehearsal-fixture-pair.json").read_text())

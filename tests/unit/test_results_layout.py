@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import RUNS
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L
 
 HOST = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)

@@ -5,10 +5,10 @@
   whose task file exists; and every declared entry point has its task file.
 - No role and no playbook reads another role's private variables (`__<role>_*`): what crosses roles is a public input
   or a documented output (compile_cache_outcome, vllm_serving_now, vllm_serving_checked, provision_fleet_running, ...).
-- The paths and names several roles share come from one place (plugins/filter/profiles.py, eagle3_layout): no role
-  (vllm_service, which writes them, included) and no playbook spells the configuration directory, its environment
-  files, the units' directory, their name pattern, the serving unit or the helpers' directory, and no role reaches
-  outside itself through role_path.
+- The paths and names several roles share come from one place (plugins/module_utils/server/profiles.py, the filter
+  eagle3_layout): no role (vllm_service, which writes them, included) and no playbook spells the configuration
+  directory, its environment files, the units' directory, their name pattern, the serving unit or the helpers'
+  directory, and no role reaches outside itself through role_path.
 - No task reads a file of the project outside its own role as text (the project's group_vars, another role's or a
   playbook's files) to learn names: what it needs comes from a declared source (an input, a filter, a lookup).
 - No role task file is over 150 lines, and vllm_bench has at most 14.
@@ -146,7 +146,7 @@ SPELLED_ELSEWHERE = {("roles/provision/tasks/podman_image.yml", "/etc/systemd/sy
 
 
 def test_the_shared_paths_come_from_one_place():
-    """The paths and names several roles share are spelled only in plugins/filter/profiles.py (eagle3_layout,
+    """The paths and names several roles share are spelled only in plugins/module_utils/server/profiles.py (eagle3_layout,
     eagle3_profile_files): every role (vllm_service, which writes them, too) and playbook takes them from there, in its
     tasks, templates, handlers, vars and defaults and its argument specs' defaults. Task names and descriptions may
     name them for the reader."""

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import ROOT, RUNS
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.filter.results import eagle3_bench_plan
-from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
-from ansible_collections.eagle3.trn2.plugins.module_utils import intervals as I
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.phase.bench_plan import eagle3_bench_plan
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_serving
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import intervals as I
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as L
-from ansible_collections.eagle3.trn2.plugins.module_utils import rounds as R
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import rounds as R
 
 PAIRS = [p for p in json.loads((ROOT / "docs/data/speedup-trained-20261202T024400Z.json").read_text())["pairs"]
          if not p["busy"]]
@@ -80,7 +80,7 @@ def test_the_plan_interleaves_rounds_and_names_each_file_by_the_layout():
                                               for p in profiles]
     # the plan judges nothing: rounds below 1 are the schema's to refuse (each value is checked once)
     assert eagle3_bench_plan(profiles, 0) == []
-    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings_problems
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings import settings_problems
     assert settings_problems({"eagle3_bench_rounds": 0})[0].startswith("eagle3_bench_rounds must be")
 
 

@@ -1,7 +1,7 @@
 """eagle3_run_stats: the verdict summary results_export publishes with set_stats (pure, no file access)."""
 from __future__ import annotations
 
-from run_stats import eagle3_run_stats
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.run_stats import eagle3_run_stats
 
 ROW = {"profile": "eagle3", "output_throughput": 2338.56922, "speedup": 1.3147952, "acceptance_rate": 100.0,
        "acceptance_length": 4, "median_tpot_ms": 0.6918, "p99_ttft_ms": 32.0}

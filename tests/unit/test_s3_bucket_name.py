@@ -1,11 +1,11 @@
 """The S3 bucket name rule every bucket goes through, the settings schema's one definition ($defs.bucket in
-plugins/module_utils/settings_schema.yml: the results export, the wheelhouse, the compile caches, and the action
+plugins/module_utils/settings/settings_schema.yml: the results export, the wheelhouse, the compile caches, and the action
 s3_relay's option): S3's rules for general purpose buckets (AWS S3 User Guide, "General purpose bucket naming rules")."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import schema, settings
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema, settings
 
 
 def refused(value) -> list[str]:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import ROOT, RUNS, host_of, load_file
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import read_run
 
 GATES = {"reference": {"enforce": False, "tolerance": 0.30}}
 REFERENCE = json.loads((RUNS.parent / "references/rehearsal-fixture-pair.json").read_text())
@@ -125,7 +125,7 @@ def test_guard_refuses_to_start_without_a_key(monkeypatch):
 
 # Prometheus's targets (the monitoring role's monitoring_targets) from a plan made on real runs.
 def test_the_monitor_scrapes_every_host_that_serves_and_no_other():
-    from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving_targets
+    from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_serving_targets
     plan = plan_of(RUNS / "agree", ["rehearsal-1", "rehearsal-2"], "best")["verdict"]["serving"]
     addresses = {"rehearsal-1": "127.0.0.1:8000", "rehearsal-2": "127.0.0.1:8001"}
     assert eagle3_serving_targets(plan, addresses) == [
@@ -138,7 +138,7 @@ def test_the_monitor_scrapes_every_host_that_serves_and_no_other():
 
 def test_a_serving_record_is_scraped_for_its_serving_hosts_only():
     # serving.json's shape (playbooks/tasks/serving_record.yml): a host the run did not check serving is null.
-    from ansible_collections.eagle3.trn2.plugins.filter.serving import eagle3_serving_targets
+    from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_serving_targets
     record = {"run_id": "roll-k2", "mode": "roll", "hosts": {
         "rehearsal-1": {"profile": "eagle3", "unit": "vllm-serve.service", "url": "http://127.0.0.1:8000",
                         "listen": "127.0.0.1:8000"},

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import assume, given, settings, strategies as st
 
 from conftest import RUNS
-from ansible_collections.eagle3.trn2.plugins.filter.serving import (eagle3_served_config, eagle3_serving_drift,
-                                                                     eagle3_serving_refusal)
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import (
+    eagle3_served_config, eagle3_serving_drift, eagle3_serving_refusal)
 
 SWEEP = json.loads((RUNS / "sweep/rehearsal-1/manifest.json").read_text())
 UNIT, CONFIG = "/etc/systemd/system/vllm-eagle3.service", "/etc/eagle3/eagle3.yaml"

@@ -1,5 +1,5 @@
 """The settings schema (a wrong setting is refused by name before anything runs):
-plugins/module_utils/settings_schema.yml and its validator.
+plugins/module_utils/settings/settings_schema.yml and its validator.
 
 The schema knows every name the project defines (group_vars, the inventories, molecule's inventories, the plays'
 facts) and docs/settings.md names only settings it knows; the defaults as committed are valid; for every setting,
@@ -18,8 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from conftest import ROOT
-from ansible_collections.eagle3.trn2.plugins.module_utils import settings as S
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_checks import eagle3_cli_text_names
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_checks import eagle3_cli_text_names
 
 NAME = re.compile(r"^\s*(eagle3_[a-z0-9_]+):", re.M)
 

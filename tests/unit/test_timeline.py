@@ -1,7 +1,7 @@
-"""The fleet timeline filter (plugins/filter/timeline.py) on hand-made timelines; the real run's is in test_report_render."""
+"""The fleet timeline filter (plugins/module_utils/report/timeline.py) on hand-made timelines; the real run's is in test_report_render."""
 from __future__ import annotations
 
-from timeline import eagle3_timeline, eagle3_timeline_lines
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.timeline import eagle3_timeline, eagle3_timeline_lines
 
 
 def host(exclusive: bool, **profiles: tuple[float, float, float, float, float]) -> dict:

@@ -12,9 +12,9 @@ import json
 import pytest
 
 from conftest import RUNS, host_of
-from ansible_collections.eagle3.trn2.plugins.filter.compare import eagle3_compare, eagle3_parity
-from ansible_collections.eagle3.trn2.plugins.filter.report import eagle3_report
-from ansible_collections.eagle3.trn2.plugins.lookup.eagle3_run import load_run, read_run
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.compare import eagle3_compare, eagle3_parity
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.engine import eagle3_report
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.run_dir import load_run, read_run
 
 # The rehearsal inventory's gates (parity, acceptance, speedup enforced; reference informational).
 REHEARSAL_GATES = {"reference": {"enforce": False, "tolerance": 0.30}}

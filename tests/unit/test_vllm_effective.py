@@ -1,4 +1,4 @@
-"""Tests of plugins/filter/vllm_effective.py: options that reach the engine, the engine's effective
+"""Tests of plugins/module_utils/server/vllm_effective.py: options that reach the engine, the engine's effective
 configuration read from startup logs (tests/fixtures/startup, in the vLLM source's log formats)."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vllm_effective import vllm_config_mismatches, vllm_effective_config, vllm_serve_options
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_effective import (
+    vllm_config_mismatches, vllm_effective_config, vllm_serve_options)
 
 STARTUP = Path(__file__).resolve().parents[1] / "fixtures" / "startup"
 OPTIONS = yaml.safe_load((Path(__file__).resolve().parents[2] / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_server_options_defaults"]

@@ -1,4 +1,4 @@
-"""Tests of plugins/filter/vllm_inputs.py against the committed lists of what `vllm serve` accepts
+"""Tests of plugins/module_utils/server/vllm_inputs.py against the committed lists of what `vllm serve` accepts
 (roles/vllm_service/files/serve_options/, generated from the real parsers of vLLM 0.24.0 and 0.29.0)."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vllm_inputs import vllm_option_problems, vllm_version_of
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_inputs import (
+    vllm_option_problems, vllm_version_of)
 
 ROOT = Path(__file__).resolve().parents[2]
 LISTS = ROOT / "roles" / "vllm_service" / "files" / "serve_options"

@@ -2,7 +2,7 @@
 
 Usage: pip_probe.py PIN... (each "name==version" or a bare name). Prints {"python": "X.Y", "packages": {name:
 installed version or null}, "installed": {name: version} of every distribution in the venv} as JSON (the lock's
-check: what the venv holds that the lock does not name, plugins/filter/host_lock.py).
+check: what the venv holds that the lock does not name, plugins/module_utils/host/host_lock.py).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Prints {"python", "pip": {name: version}, "deb": {package: version}, "os", "kernel", "stack"} as JSON. "stack" is what
 vllm_install recorded beside the venv (<venv>.stack.json, argv[1]: the lock, whether verified, its pins) with the venv's freeze as
 it is now and its difference from the lock (differ: another version; unlocked: not in the lock), or {"stack":
-"unrecorded"} for a venv vllm_install did not record. The lock's rules are plugins/filter/host_lock.py's (this copy is
+"unrecorded"} for a venv vllm_install did not record. The lock's rules are plugins/module_utils/host/host_lock.py's (this copy is
 stdlib-only: it runs in the host's venv, which may hold no `packaging`).
 """
 from __future__ import annotations

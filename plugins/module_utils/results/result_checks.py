@@ -3,8 +3,8 @@ that is not a complete, valid measurement.
 
 One module for every check of a result file; docs/results.md, "What the validator checks", lists them with where each
 rule comes from:
-- the shape (plugins/module_utils/result_schema.yml, copied from vLLM 0.24.0 and 0.29.0 `vllm/benchmarks/serve.py`),
-  through the project's shared validator (plugins/module_utils/schema.py: strict types, whole-value patterns): the
+- the shape (plugins/module_utils/results/result_schema.yml, copied from vLLM 0.24.0 and 0.29.0 `vllm/benchmarks/serve.py`),
+  through the project's shared validator (plugins/module_utils/settings/schema.py: strict types, whole-value patterns): the
   type of every key the project reads, counts at least 0, the acceptance rate 0..100, the per-position rates 0..1,
   the acceptance length at least 1, the spec_decode_* keys together;
 - numbers are finite (Python's json reads NaN and Infinity, which serve.py's json.dump can write);
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ansible_collections.eagle3.trn2.plugins.module_utils import results_layout as layout
-from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number as _is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number
 
 SCHEMA = Path(__file__).with_name("result_schema.yml")
 
@@ -417,11 +417,11 @@ def _files(entry: Mapping[str, Any]) -> Iterator[tuple[str, int, Any]]:
 
 
 # A throughput reference (roles/bench_report/files/references/*.json, or an operator's file): what the reference gate
-# reads of it (plugins/filter/gates.py), so that a file that is not one is refused before the benchmarks, not after
+# reads of it (plugins/module_utils/report/gates.py), so that a file that is not one is refused before the benchmarks, not after
 # them.
 _FIGURE = {"type": "number", "exclusiveMinimum": 0}
 REFERENCE = {
-    # without a workload the gate is skipped with its reason (plugins/filter/gates.py): allowed
+    # without a workload the gate is skipped with its reason (plugins/module_utils/report/gates.py): allowed
     "type": "object", "required": ["name", "source", "profiles"],
     "x-expect": "a reference: {name, source, key: {target, draft}, workload, profiles: {baseline: {output_throughput, "
                 "median_tpot_ms}, <profile>: {...}}}, as roles/bench_report/files/references/ has them",

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.rounds import k_of
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.rounds import k_of
 
 KEY = ("target", "draft", "dataset", "temperature", "k", "vllm", "plugin")
 NEAR = ("target", "draft", "dataset")

@@ -97,6 +97,16 @@ def eagle3_cli_secrets(names: list[str], argv: list[str] | None = None) -> list[
     return found
 
 
+def cli_secrets_refusal(names: list[str]) -> str:
+    """The refusal of the secrets eagle3_cli_secrets found, worded once (names only, never values); empty for none."""
+    if not names:
+        return ""
+    return (", ".join(names) + " given on the ansible-playbook command line: every user of the controller sees it in"
+            " the process list, and the shell history keeps it. Give eagle3_hf_token through the HF_TOKEN environment"
+            " variable (eagle3_serve_api_key: EAGLE3_API_KEY) or an Ansible Vault file (-e @vault.yml) instead (the"
+            " value is not shown).")
+
+
 def eagle3_cli_text_names(argv: list[str] | None = None) -> list[str]:
     """The variables given as text with -e key=value (Ansible hands them over as strings), not as JSON or YAML."""
     if argv is None:

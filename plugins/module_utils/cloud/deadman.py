@@ -66,7 +66,7 @@ def next_deadline(now: float, current: float | None, hours: float) -> float | No
 
 def cloud_config(deadline: float) -> str:
     """The user data that arms the switch at first boot (cloud-init's cloud-config: write_files, then runcmd)."""
-    lines = ["#cloud-config", "# eagle3 dead-man switch (plugins/module_utils/deadman.py): armed at first boot", "write_files:"]
+    lines = ["#cloud-config", "# eagle3 dead-man switch (plugins/module_utils/cloud/deadman.py): armed at first boot", "write_files:"]
     for name, text in units(deadline).items():
         lines += [f"  - path: {UNIT_DIR}/{name}", "    permissions: '0644'", "    content: |"]
         lines += [f"      {line}" if line else "" for line in text.rstrip("\n").split("\n")]

@@ -4,7 +4,7 @@ costs one call per phase.
 A host phase (host: the SDK, vLLM and the models; service: the server units) is skipped on a rerun when two things
 equal what its record says, the record being written on the host when the phase last finished:
   - its inputs: a digest of the phase's role inputs as resolved for the host and of the phase's code (the controller
-    computes it: plugins/module_utils/phase_inputs.py, in the action eagle3.trn2.phase_state);
+    computes it: plugins/module_utils/phase/phase_inputs.py, in the action eagle3.trn2.phase_state);
   - the host: a fingerprint of everything the phase writes or reads back on the host (the play names the paths,
     playbooks/host.yml and service.yml), taken here, in one module call.
 Anything else (a changed setting, a unit edited by hand, a package upgraded, a model removed, a new version of the

@@ -1,4 +1,4 @@
-"""What a host phase's record is compared by, on the controller (the rerun shortcut; plugins/module_utils/phase_state.py
+"""What a host phase's record is compared by, on the controller (the rerun shortcut; plugins/module_utils/phase/phase_state.py
 holds the host's side).
 
 A phase's inputs are every input its roles declare (their meta/argument_specs.yml, every entry point), as the play
@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
-from ansible_collections.eagle3.trn2.plugins.module_utils.schema import load_yaml
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.schema import load_yaml
 
 ROOT = collection_root()
 # Each host phase, its roles (in the order its play runs them) and its playbook.

@@ -1,11 +1,11 @@
-"""The preflight's check of every eagle3_* setting against plugins/module_utils/settings_schema.yml, so a wrong value is
+"""The preflight's check of every eagle3_* setting against plugins/module_utils/settings/settings_schema.yml, so a wrong value is
 refused by name before any host changes.
 
 `settings_problems(values, given_as_text, allowed)`: one refusal per problem, each naming the setting:
 - a name under eagle3_ that is neither a setting, one of the plays' facts (x-facts) nor in eagle3_settings_allow
   is refused with the closest setting ("eagle3_num_speculative_token is not a setting; did you mean
   eagle3_num_speculative_tokens?"): a misspelt setting would leave its default in place, silently;
-- every value against its schema (plugins/module_utils/schema.py: strict types, whole-value patterns, no control
+- every value against its schema (plugins/module_utils/settings/schema.py: strict types, whole-value patterns, no control
   characters, closed mappings with suggestions). A value given as text (`-e key=value`) or made by a template is first
   converted once by the declared type: "20" to 20 for an integer, "2,3,4" to [2, 3, 4] for a list of integers,
   "false" to false for a boolean; any other value keeps its type (a YAML true is not a number).
@@ -18,10 +18,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import schema as _schema
-from ansible_collections.eagle3.trn2.plugins.module_utils.bands import band_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.bands import band_problems
 from ansible_collections.eagle3.trn2.plugins.module_utils.collection import collection_root
-from ansible_collections.eagle3.trn2.plugins.module_utils.layers import eagle3_merged
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.layers import eagle3_merged
 
 SCHEMA = Path(__file__).with_name("settings_schema.yml")
 # The roles' own defaults: an input a setting does not feed unchanged is computed there from settings.

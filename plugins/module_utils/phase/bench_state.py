@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.result_checks import file_problems
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import file_problems
 
 PHASES = ("controller", "host")
 FILE_STATES = ("absent", "valid", "invalid")

@@ -1,5 +1,5 @@
 """Rounds of one run (repeated, so a decision does not rest on one sample): a profile benchmarked in several interleaved
-rounds, pooled for the gates and given its intervals (plugins/module_utils/intervals.py) for the report.
+rounds, pooled for the gates and given its intervals (plugins/module_utils/results/intervals.py) for the report.
 
 Files. Round 1 is <profile>.json, as with one round; round r >= 2 is <profile>.round<r>.json (results_layout.py).
 Every round's file is validated on its own (result_checks.py) before any pooling.
@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils import intervals as _iv
-from ansible_collections.eagle3.trn2.plugins.module_utils.numbers import is_number
+from ansible_collections.eagle3.trn2.plugins.module_utils.results import intervals as _iv
+from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number
 
 # The figures of a `vllm bench serve` result that a round measures (means over rounds); the rest are its workload
 # and counters, the same in every round.

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.eagle3.trn2.plugins.module_utils.schema import path_name, plain
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.schema import path_name, plain
 
 MD_SPECIAL = re.compile(r"([\\`*\[\]|#])")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
