@@ -5,6 +5,7 @@
 #   scripts/test.sh SCENARIO...  only those molecule scenarios (with the static checks and pytest beside them)
 #   scripts/test.sh unit         the unit lane alone: tests/unit under coverage.py, no Ansible, no container
 #                                (docs/testing.md, "The unit lane"); the suite's pytest part runs these tests too
+#   scripts/test.sh integration  tests/integration alone: Ansible on the controller and local hosts, moto, no container
 source "$(dirname "$0")/env.sh"
 
 # The unit lane: tests/unit on two pytest-xdist workers, each under coverage.py (tests/conftest.py starts it;
@@ -41,6 +42,13 @@ if [ "${1:-}" = unit ]; then
   eagle3_activate
   unit_lane
   exit $?
+fi
+# The integration tests alone: tests/integration (Ansible on the controller and local hosts, moto; no container),
+# one file per worker as the suite's pytest part runs them.
+if [ "${1:-}" = integration ]; then
+  eagle3_venv requirements-dev.txt
+  eagle3_activate
+  exec pytest -q -p no:cacheprovider tests/integration --durations=15 -n auto --maxprocesses 4 --dist loadfile
 fi
 
 eagle3_apt_prereqs

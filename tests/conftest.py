@@ -39,10 +39,13 @@ all:
               ansible_connection: local
               ansible_python_interpreter: "{{ ansible_playbook_python }}"
 """
-# tests/unit: the unit lane (UNIT below). The files of both directories import helpers from each other by module
+# tests/unit: the unit lane (UNIT below); tests/integration: the tests that run Ansible (playbooks, roles, the
+# collection's build) without a container. The files of both directories import helpers from each other by module
 # name (from test_cache_disk import ...), whichever directory pytest collects first.
 UNIT = Path(__file__).resolve().parent / "unit"
+INTEGRATION = Path(__file__).resolve().parent / "integration"
 sys.path.insert(0, str(UNIT))
+sys.path.insert(0, str(INTEGRATION))
 sys.path.insert(0, str(ROOT / "scripts"))
 # The plugins that import each other do so as the collection's modules (ansible_collections.eagle3.trn2...):
 # the checkout's committed link collections/ansible_collections/eagle3/trn2, where ansible.cfg looks for it.
@@ -83,8 +86,11 @@ REFUSED_IN_UNIT = ("ansible", "molecule", "podman")
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if UNIT in Path(str(item.path)).resolve().parents:
+        parents = Path(str(item.path)).resolve().parents
+        if UNIT in parents:
             item.add_marker(pytest.mark.unit)
+        elif INTEGRATION in parents:
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """The bad inputs whose refusal the project's Python makes, refused by calling that code as the preflight calls it.
 
-tests/test_bad_inputs.py runs the real preflight (or site.yml) once per case; a run costs seconds of CPU, and most
+tests/integration/test_bad_inputs.py runs the real preflight (or site.yml) once per case; a run costs seconds of CPU, and most
 cases are refused by Python the preflight only calls: the settings schema and the rules between settings
 (plugins/module_utils/settings/settings.py settings_problems, through the lookup eagle3.trn2.settings_problems), the filter
 that judges vllm serve's options (vllm_inputs), the results directory's check (dir_problem) and the command line's
@@ -160,7 +160,7 @@ def _tasks(path: str) -> list[dict]:
 
 
 class Rehearsal:
-    """The rehearsal's settings as the preflight's lookups see them on a host of tests/test_bad_inputs.py's inventory:
+    """The rehearsal's settings as the preflight's lookups see them on a host of tests/integration/test_bad_inputs.py's inventory:
     the project's defaults (roles/settings), the inventory's group_vars and host vars, then the case's extra vars."""
 
     def __init__(self, place):
@@ -254,7 +254,7 @@ def rehearsal(place) -> Rehearsal:
 
 
 def environment(place, name: str) -> dict:
-    """The controller's environment of a case, as tests/test_bad_inputs.py gives it to ansible-playbook."""
+    """The controller's environment of a case, as tests/integration/test_bad_inputs.py gives it to ansible-playbook."""
     return controller_environment(place, ENV_TOKENS.get(name, ""), ENV_API_KEYS.get(name, API_KEY))
 
 
@@ -314,6 +314,6 @@ def test_a_secret_on_the_command_line_is_refused(rehearsal, place, case, extra, 
 
 
 def test_each_case_is_in_one_place():
-    # an id names one case: here (calling the code) or in tests/test_bad_inputs.py (through the playbook), not both
+    # an id names one case: here (calling the code) or in tests/integration/test_bad_inputs.py (through the playbook), not both
     here = [case[0] for cases in (SETTINGS_CASES, OPTION_CASES, RESULTS_CASES, CLI_SECRET_CASES) for case in cases]
     assert len(set(here)) == len(here) and set(here).isdisjoint(case[0] for case in CASES)

@@ -1,7 +1,7 @@
 """The collection finds its own files through one resolution (plugins/module_utils/collection.py, collection_root():
 where Python imported ansible_collections.eagle3.trn2 from), never by climbing directories from a file: no
 `Path(__file__).parents[N]` in its Python, no `role_path ~ '/../..'` in its YAML. An installed copy resolves to itself
-(tests/test_collection.py: its provenance)."""
+(tests/integration/test_collection.py: its provenance)."""
 from __future__ import annotations
 
 import re

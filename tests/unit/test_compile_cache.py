@@ -1,7 +1,7 @@
 """Compile once per fleet, so each start of a fleet does not pay the compile: the cache key
 (plugins/module_utils/compile_cache/key.py), where a host's cache comes from (plan.py), the host's pack and unpack (roles/compile_cache/files/probes/compile_cache.py, run as
 the role runs it: python -c), the controller's manifest and wait (roles/compile_cache/files/compile_cache_ctl.py). The
-role's entry points on two local hosts side by side: tests/test_compile_cache_playbook.py. What vLLM does with a
+role's entry points on two local hosts side by side: tests/integration/test_compile_cache_playbook.py. What vLLM does with a
 shipped cache (the hit in its log, the start time) is measured on rehearsal hosts by scripts/perf.sh --compile-cache
 (docs/performance.md)."""
 from __future__ import annotations

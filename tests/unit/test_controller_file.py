@@ -6,7 +6,7 @@ Two parts:
   model of the directory: after each, the disk is what the model says; check mode changes nothing on disk yet reports
   the same `changed`; a request repeated at once reports changed=false (file, directory, absent); a request that cannot
   be carried out raises before anything changes, naming the option;
-- one real ansible-playbook (tests/test_controller_file_playbook.py) runs the action as Ansible loads it, in a play whose only host cannot be reached: every
+- one real ansible-playbook (tests/integration/test_controller_file_playbook.py) runs the action as Ansible loads it, in a play whose only host cannot be reached: every
   task succeeds, so the action never contacted the host (no module call, which is what it is for), check mode and
   --diff work, and bad arguments are refused by name.
 """

@@ -1,6 +1,6 @@
 """The locked host stack: the committed locks and the lock's rules (generated inputs), called directly. vllm_install
 installing with a lock into a real venv, and scripts/host_lock.py turning a host's recorded freeze into the verified
-lock: tests/test_host_lock_install.py."""
+lock: tests/integration/test_host_lock_install.py."""
 from __future__ import annotations
 
 import re

@@ -1,6 +1,6 @@
 """The models fit what they are served with (plugins/module_utils/server/model_fit.py; refused before a host is paid for): the
 speculative method describes the draft's checkpoint and max-model-len is within the target's own limit, by vLLM 0.29.0's
-own rules. The role's refusals from the hub's config.json are in tests/test_gated_access.py; the rehearsal's pair passes
+own rules. The role's refusals from the hub's config.json are in tests/integration/test_gated_access.py; the rehearsal's pair passes
 in molecule default (model_assets' fit.yml on the host)."""
 from __future__ import annotations
 

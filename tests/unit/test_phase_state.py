@@ -5,7 +5,7 @@ The class of wrong skips is "something the phase manages changed, and the phase 
 builds trees of files, records them, applies one generated change of any kind (content, mode, a new file, a removed
 file, a retargeted link, a package's dist-info reinstalled) and checks the comparison runs the phase and names the
 path; changes to what a spec leaves out (a __pycache__, a file outside the match) must not. The module and its action
-in a real ansible-playbook: tests/test_phase_state_playbook.py.
+in a real ansible-playbook: tests/integration/test_phase_state_playbook.py.
 """
 from __future__ import annotations
 

@@ -335,7 +335,7 @@ def test_the_settings_lookup_shows_a_short_rate_window_as_a_warning(monkeypatch)
     assert refused == [] and len(shown) == 1 and "fewer than four scrape intervals" in shown[0], (refused, shown)
 
 
-# ---- Every play that reads the settings checks them (the phase playbooks run alone: tests/test_relations_playbook.py)
+# ---- Every play that reads the settings checks them (the phase playbooks run alone: tests/integration/test_relations_playbook.py)
 
 def _plays():
     for path in sorted((ROOT / "playbooks").glob("*.yml")):

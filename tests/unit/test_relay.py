@@ -1,7 +1,7 @@
 """The S3 relay's logic (plugins/module_utils/s3/relay.py), called directly against moto's in-process S3: a put uploads
 only what the object does not carry, put_once keeps the first upload, a look says why an object is not used, the signed
 URL is a GET of the object, and a message never shows a URL. The action on real hosts, through a moto server and at
--vvv: tests/test_s3_relay.py."""
+-vvv: tests/integration/test_s3_relay.py."""
 from __future__ import annotations
 
 import hashlib

@@ -6,7 +6,7 @@ DERIVED by one mutation of one field (hypothesis): a type, a non-finite number, 
 disagree, foreign metadata, a removed key. The file is written into a copy of its real run, read by the eagle3_run
 lookup and reported by the eagle3_report filter, as the role does: the verdict is not OK, and the verdict, the
 report's lines and the summary name the file and the field. A few samples go through the real bench_report role
-(ansible-playbook) in tests/test_result_checks_role.py.
+(ansible-playbook) in tests/integration/test_result_checks_role.py.
 """
 from __future__ import annotations
 
@@ -286,7 +286,7 @@ MD_NUMERIC = {"'OK' if v.ok else 'FAILED'", "v.gates_checked", "r.completed", "r
 
 
 def test_markdown_and_csv_escape_every_expression():
-    """As report.html.j2's `| e` (tests/test_report_render.py): every text of report.md.j2 goes through eagle3_md, every
+    """As report.html.j2's `| e` (tests/integration/test_report_render.py): every text of report.md.j2 goes through eagle3_md, every
     cell of report.csv.j2 through eagle3_csv."""
     import re as regex
     text = (RUNS.parents[2] / "templates/report.md.j2").read_text()

@@ -123,7 +123,7 @@ PRIVATE = re.compile(r"__(%s)_[a-z0-9_]+" % "|".join(sorted(ROLES, key=len, reve
 def test_no_role_or_playbook_reads_another_roles_private_variables():
     """Every file of a role (its own private variables allowed), and outside the roles every playbook, group_vars,
     inventory, molecule scenario, report template, plugin and script: no __<role>_* of another role. (tests/playbooks
-    may render a role's templates with its private variables, as tests/test_rendered_unit.py does.)"""
+    may render a role's templates with its private variables, as tests/integration/test_rendered_unit.py does.)"""
     files = [(caller, path) for caller, path in _yaml_files()]
     files += [(role, p) for role in ROLES for p in sorted((ROOT / "roles" / role).rglob("*"))
               if p.is_file() and p.suffix not in (".pyc", ".gz", ".tar")]

@@ -1,7 +1,7 @@
 """Serve what was measured: vllm_serving compares the profile's unit and server config on the host with the sha256 the
 run's manifest.json recorded (eagle3_serving_drift), refuses with the commands that recover (eagle3_serving_refusal),
 and serving.json records the k and sha256 of the config that serves (eagle3_served_config; the role's record task in
-tests/test_serving_measured_playbook.py). Generated configs, and the manifest of a real rehearsal sweep."""
+tests/integration/test_serving_measured_playbook.py). Generated configs, and the manifest of a real rehearsal sweep."""
 from __future__ import annotations
 
 import copy

@@ -5,7 +5,7 @@ The schema knows every name the project defines (group_vars, the inventories, mo
 facts) and docs/settings.md names only settings it knows; the defaults as committed are valid; for every setting,
 generated values of every wrong class (a type it does not take, a control character, an unknown key of a closed
 mapping, a misspelt name) are refused with a message naming it, never an exception. The real site.yml refusals of a
-sample are in tests/test_bad_inputs.py, the bad-input matrix's other schema cases in test_bad_inputs_code.py.
+sample are in tests/integration/test_bad_inputs.py, the bad-input matrix's other schema cases in test_bad_inputs_code.py.
 """
 from __future__ import annotations
 

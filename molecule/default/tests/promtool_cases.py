@@ -1,7 +1,7 @@
 """`promtool test rules` cases for the serving alerts (roles/monitoring/templates/eagle3.rules.yml.j2):
 synthetic vLLM counters for four hosts, and the alerts the rules file must fire for them, with the file's own
 annotations filled in as Prometheus fills them. Pure (no testinfra): test_api_monitoring.py runs them with the monitor
-host's promtool; tests/test_monitoring_rules.py renders the rules and checks the cases themselves.
+host's promtool; tests/integration/test_live_band.py renders the rules and checks the cases themselves.
 
 The design values, fixed here (the rules file must act on them, not the other way round):
 - the floor: 30 % (the acceptance gate's min_rate);

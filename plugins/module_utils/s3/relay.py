@@ -10,7 +10,7 @@
 Credentials come from boto3's chain on the controller (AWX's AWS credential, AWS_* variables, AWS_PROFILE, an
 instance role); the endpoint is the SDK's own unless given (AWS_ENDPOINT_URL[_S3] are honoured by boto3 itself).
 The calls this makes (HeadObject, PutObject or the multipart upload, no ACL call) are what iam/controller-policy.json
-allows; tests/test_s3_relay.py records and checks them.
+allows; tests/integration/test_s3_relay.py records and checks them.
 """
 from __future__ import annotations
 

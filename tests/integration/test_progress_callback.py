@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "callback"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "callback"))
 
 from eagle3_progress import progress_text  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_progress_text_from_probe_stdout_and_async_status():

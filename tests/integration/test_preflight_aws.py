@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # What an operator must type (the least: not the Neuron apt key's fingerprint, the role's default is AWS's public key;
 # the tests below pass the up-front checks without it).
 OPERATOR = {"provision_ec2_admin_cidr": "203.0.113.0/24",

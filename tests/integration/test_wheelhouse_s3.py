@@ -2,7 +2,7 @@
 the archive in S3 once (roles/vllm_install/tasks/wheelhouse_fetch.yml through the action eagle3.trn2.s3_relay: only when it differs,
 once for all hosts); each host downloads it itself by a URL the controller signs and unpacks it (sha256 checked).
 Against a real S3 API: the moto server of test_results_export.py on 127.0.0.1, two local hosts. The signed URL and the
-credentials never reach the output, even at -vvv. The relay's failure cases: tests/test_s3_relay.py."""
+credentials never reach the output, even at -vvv. The relay's failure cases: tests/integration/test_s3_relay.py."""
 from __future__ import annotations
 
 import io

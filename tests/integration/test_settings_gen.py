@@ -24,7 +24,7 @@ ENTRY = """  eagle3_demo_count:
     x-expect: "a demo count 1..9"
     default: 3
     description: >-
-      How many demo lines the report role says (a setting added by tests/test_settings_gen.py).
+      How many demo lines the report role says (a setting added by tests/integration/test_settings_gen.py).
     inputs: [bench_report_demo_count]
 """
 TASK = """---

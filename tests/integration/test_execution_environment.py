@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 EE = yaml.safe_load((ROOT / "execution-environment.yml").read_text())
 GALAXY = yaml.safe_load((ROOT / "galaxy.yml").read_text())

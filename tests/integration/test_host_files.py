@@ -1,7 +1,7 @@
 """eagle3.trn2.host_files: many directories and files on a host in one module call (one round trip, not one per
 file).
 
-Its semantics are settle()'s (plugins/module_utils/controller_io.py), whose model test is tests/test_controller_file.py;
+Its semantics are settle()'s (plugins/module_utils/controller_io.py), whose model test is tests/unit/test_controller_file.py;
 here: the owner and group it adds (put right whatever they were; a missing one is changed in check mode and refused by
 name otherwise), and the module itself in a real playbook: the entries in order, look_in after the writes, a second run
 that changes nothing, check mode with --diff, and refusals that name the entry.
