@@ -1,4 +1,4 @@
 """The fleet's infrastructure and what it costs: the checks and wording of its AWS inputs and refusals (infra.py:
-CIDRs, S3 bucket names, the compile cache's disk, DLAMIs, capacity advice, the end-of-run teardown) and the dead-man
+CIDRs, the compile cache's disk, DLAMIs, capacity advice, the end-of-run teardown) and the dead-man
 switch that powers an idle host off (deadman.py, shared by the module eagle3.trn2.deadman and the EC2 launch's user
 data)."""
