@@ -67,7 +67,10 @@ class ActionModule(ActionBase):
         looked = _plan.looks_in_s3(s3.get("bucket"), here, on_controller)
         found, reason = "", ""
         if looked:
-            found, reason = relay.look(relay.client(s3.get("region", ""), s3.get("endpoint_url", "")), s3["bucket"], obj)
+            try:
+                found, reason = relay.look(relay.client(s3.get("region", ""), s3.get("endpoint_url", "")), s3["bucket"], obj)
+            except RuntimeError as exc:
+                raise AnsibleActionFail(f"compile_cache_plan: {exc}") from exc
         announced = is_canary and not on_controller and not found and not self._task.check_mode
         if announced:
             set_state(args["manifest"], {"state": "compiling", "canary": host, "profile": args["profile"], "key": key,

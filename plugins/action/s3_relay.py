@@ -51,7 +51,10 @@ class ActionModule(ActionBase):
         problems += [f"s3_relay.{name} is required for op {op}" for name in REQUIRED.get(op, ()) if not args.get(name)]
         if problems:
             raise AnsibleActionFail("; ".join(problems))
-        s3 = relay.client(args["region"], args["endpoint_url"])
+        try:
+            s3 = relay.client(args["region"], args["endpoint_url"])
+        except RuntimeError as exc:
+            raise AnsibleActionFail(f"s3_relay: {exc}") from exc
         where = f"s3://{args['bucket']}/{args['object']}"
         try:
             result.update(self._op(s3, op, args, where, task_vars))

@@ -23,8 +23,11 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def client(region: str = "", endpoint_url: str = "") -> Any:
-    import boto3
-    from botocore.config import Config
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError as exc:  # requirements-collection.txt pins them for the controller
+        raise RuntimeError(f"boto3 and botocore are needed on the controller for S3 ({exc})") from exc
 
     # SigV4 everywhere (every region accepts it; the signed URL carries the region), boto3's own retries.
     return boto3.client("s3", region_name=region or None, endpoint_url=endpoint_url or None,
