@@ -79,3 +79,31 @@ def test_the_signed_url_is_a_get_of_the_object_and_never_shown(s3):
     assert f"/{KEY}" in url and "X-Amz-Signature=" in url and "X-Amz-Expires=60" in url
     said = relay.without_urls(f"downloading failed: 404 for {url} (retry {url})")
     assert "X-Amz" not in said and said == "downloading failed: 404 for <the signed URL> (retry <the signed URL>)"
+
+
+def test_a_large_upload_goes_in_parts_and_a_failed_one_is_aborted_with_calls_the_policy_allows(s3, tmp_path):
+    """A compile cache is far larger than boto3's multipart threshold (8 MiB): the put goes in parts, and when a part
+    fails the transfer manager aborts the upload (AbortMultipartUpload), so no part is left billed in the bucket. Every
+    call it makes is one iam/controller-policy.json allows."""
+    import json
+
+    import iam_policy
+    from conftest import ROOT
+
+    src, _ = _file(tmp_path, "cache.tar.gz", os.urandom(9 * 1024 * 1024))
+    calls: list[str] = []
+    s3.meta.events.register("before-call.s3", lambda model, **_: calls.append(model.name))
+    assert relay.put(s3, BUCKET, KEY, src)["uploaded"] is True
+    assert {"CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload"} <= set(calls)
+
+    def broken(**_):
+        raise ConnectionError("the network went away under a part")
+
+    s3.meta.events.register("before-call.s3.UploadPart", broken)
+    other, _ = _file(tmp_path, "other.tar.gz", os.urandom(9 * 1024 * 1024))
+    with pytest.raises(ConnectionError):
+        relay.put(s3, BUCKET, KEY + ".2", other)
+    made = list(calls)  # the relay's calls (the check below is the test's own)
+    assert "AbortMultipartUpload" in made and not s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads")
+    policy = json.loads((ROOT / "iam/controller-policy.json").read_text())
+    assert iam_policy.missing(iam_policy.recorded_actions([f"s3 {call} ansible-playbook" for call in made]), policy) == []
