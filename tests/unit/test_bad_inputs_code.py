@@ -37,6 +37,7 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.settings.controller_ch
                                                                                              eagle3_cli_text_names,
                                                                                              eagle3_dir_problem)
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings.layers import eagle3_merged
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings.task_view import checked, names_checked
 
 # (id, extra vars, substrings the refusal must contain): refused by the settings schema or its rules between settings.
 SETTINGS_CASES = [
@@ -180,7 +181,6 @@ class Rehearsal:
             module = importlib.import_module(f"ansible_collections.eagle3.trn2.plugins.filter.{path.stem}")
             for name, function in module.FilterModule().filters().items():
                 filters[f"eagle3.trn2.{name}"] = function
-        self.inputs = set(S.role_inputs())
         # the controller's environment variables the defaults read (lookup env; an unset one reads as "")
         self.reads = sorted({name for value in self.defaults.values() for name in ENV_LOOKUP.findall(str(value))})
         self._base: dict = {}
@@ -189,9 +189,6 @@ class Rehearsal:
     def _templar(self, variables: dict) -> Templar:
         self.templar.available_variables = variables
         return self.templar
-
-    def _names(self, variables) -> list[str]:
-        return [name for name in variables if name.startswith("eagle3_") or name in self.inputs]
 
     def _resolved(self, host: str, environment: dict) -> tuple[dict, tuple[dict, dict, set]]:
         """The variables of `host` before the case, and (values, unresolved, templated) as the lookup resolves them;
@@ -202,7 +199,7 @@ class Rehearsal:
                         if isinstance(value, str) and ENV_LOOKUP.search(value) else value
                         for name, value in self.defaults.items()}
             variables = combine_vars(combine_vars(defaults, self.hostvars[host]), {"__environment": environment})
-            self._base[key] = variables, S.resolve(self._templar(variables), variables, self._names(variables))
+            self._base[key] = variables, S.resolve(self._templar(variables), variables, names_checked(variables))
         return self._base[key]
 
     def values(self, extra, host: str, environment: dict) -> tuple[dict, dict, dict, set, str]:
@@ -226,7 +223,7 @@ class Rehearsal:
                      if name not in changed and set(NAME.findall(str(variables[name]))) & changed]
             changed |= set(reads)
             grown = bool(reads)
-        again = [name for name in self._names(variables) if name in changed]
+        again = [name for name in names_checked(variables) if name in changed]
         values = {k: v for k, v in values.items() if k not in changed}
         unresolved = {k: v for k, v in unresolved.items() if k not in changed}
         new_values, new_unresolved, new_templated = S.resolve(self._templar(variables), variables, again)
@@ -238,11 +235,9 @@ class Rehearsal:
         order), as the preflight calls it."""
         for host in ("localhost", HOSTS[0]):
             variables, values, unresolved, templated, text = self.values(extra, host, environment)
-            others = [name for name in variables if name not in values and name not in unresolved
-                      and name != "__environment"]
-            fleet = len(variables["groups"].get("vllm_hosts", []))
-            found = S.settings_problems(values, eagle3_cli_text_names(["ansible-playbook", "-e", text, "site.yml"]),
-                                        values.get("eagle3_settings_allow", []), unresolved, templated, fleet, others)
+            seen = {name: value for name, value in variables.items() if name != "__environment"}
+            found = checked(values, unresolved, templated, seen,
+                            eagle3_cli_text_names(["ansible-playbook", "-e", text, "site.yml"]))
             if found:
                 return found
         return []

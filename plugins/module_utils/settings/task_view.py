@@ -15,19 +15,31 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.settings.settings impo
 ALLOW_LOADER = "eagle3_environment_allow_loader"
 
 
+def names_checked(variables: Mapping[str, Any]) -> list[str]:
+    """The names the settings check resolves: every eagle3_* variable and each role input the schema describes."""
+    inputs = set(role_inputs())
+    return [name for name in variables.keys() if name.startswith("eagle3_") or name in inputs]
+
+
+def checked(values: Mapping[str, Any], unresolved: Mapping[str, str], templated: set[str],
+            variables: Mapping[str, Any], cli_text: list[str]) -> list[str]:
+    """settings_problems of what `resolve` made of names_checked(variables), with what else it needs from the task's
+    variables (the fleet's size, the names that are neither, the operator's allowances) and the names the command line
+    gave as text."""
+    allowed = values.get("eagle3_settings_allow", [])
+    fleet = len(variables.get("groups", {}).get("vllm_hosts", []))
+    others = [name for name in variables.keys() if name not in values and name not in unresolved]
+    return settings_problems(values, set(cli_text), allowed, unresolved, templated, fleet, others)
+
+
 def task_settings_problems(templar: Any, variables: Mapping[str, Any], warn: Callable[[str], Any]) -> list[str]:
     """Every eagle3_* variable and schema-described role input the task sees, each resolved on its own and checked;
     what the settings allow but an operator should hear about goes to `warn` (Ansible's warning shows a repeated text
     once a run)."""
-    inputs, groups = set(role_inputs()), variables.get("groups", {})
-    names = [name for name in variables.keys() if name.startswith("eagle3_") or name in inputs]
-    values, unresolved, templated = resolve(templar, variables, names)
-    allowed = values.get("eagle3_settings_allow", [])
-    fleet = len(groups.get("vllm_hosts", []))
-    others = [name for name in variables.keys() if name not in values and name not in unresolved]
+    values, unresolved, templated = resolve(templar, variables, names_checked(variables))
     for warning in meaning_warnings(values):
         warn(warning)
-    return settings_problems(values, set(eagle3_cli_text_names()), allowed, unresolved, templated, fleet, others)
+    return checked(values, unresolved, templated, variables, eagle3_cli_text_names())
 
 
 def task_input_problems(templar: Any, variables: Mapping[str, Any], role: str) -> list[str]:
