@@ -33,9 +33,35 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.key impo
     eagle3_compile_cache_key, eagle3_compile_cache_material)
 from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.manifest import set_state
 from ansible_collections.eagle3.trn2.plugins.module_utils.s3 import relay
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema as _schema
+from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as _settings
 
-OPTIONS = ("deployed", "served", "env_text", "accelerator", "profile", "look", "cache_dir", "manifest", "canary", "wait",
-           "s3")
+
+def _option(kind, expect: str, **more) -> dict:
+    return {"type": kind, "x-expect": expect, **more}
+
+
+# Every option is required. The S3 location takes the settings schema's own definitions (bucket, prefix, region,
+# endpoint); env_text is the unit's environment file, lines by design (x-multiline: the control-character rule holds
+# for every other option).
+SCHEMA = {"type": "object", "required": ["deployed", "served", "env_text", "accelerator", "profile", "look", "cache_dir",
+                                         "manifest", "canary", "wait", "s3"], "properties": {
+    "deployed": _option("object", "the provenance probe's versions (a mapping)"),
+    "served": _option("object", "the profile's serve config (a mapping)"),
+    "env_text": _option("string", "the unit's environment file (text)", **{"x-multiline": True}),
+    "accelerator": _option("string", "cpu or neuron", enum=["cpu", "neuron"]),
+    "profile": _option("string", "a profile name, not empty", minLength=1),
+    "look": _option(["object", "null"], "the host probe's look (a mapping)"),
+    "cache_dir": _option("string", "an absolute path on the controller", pattern="/.*"),
+    "manifest": _option("string", "an absolute path on the controller", pattern="/.*"),
+    "canary": _option("string", "the canary's host name, not empty", minLength=1),
+    "wait": _option("integer", "seconds, 0..86400", minimum=0, maximum=86400),
+    "s3": {"type": ["object", "null"], "x-expect": "the S3 location (bucket, prefix, region, endpoint_url)",
+           "additionalProperties": False, "properties": {
+               "bucket": {"$ref": "#/$defs/bucket"}, "prefix": {"$ref": "#/$defs/prefix"},
+               "region": {"$ref": "#/$defs/region"}, "endpoint_url": {"$ref": "#/$defs/endpoint"}}},
+}}
+OPTIONS = tuple(SCHEMA["properties"])
 
 
 class ActionModule(ActionBase):
@@ -45,13 +71,9 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)  # an option outside OPTIONS is refused here, by name
         args = dict(self._task.args)
-        missing = [name for name in OPTIONS if name not in args]
-        if missing:
-            raise AnsibleActionFail(f"compile_cache_plan: missing {', '.join(missing)}")
-        for name in ("cache_dir", "manifest"):
-            if not isinstance(args[name], str) or not os.path.isabs(args[name]):
-                raise AnsibleActionFail(f"compile_cache_plan: {name} must be an absolute path on the controller, "
-                                        f"got {args[name]!r}")
+        problems = _schema.problems(args, SCHEMA, "compile_cache_plan", _settings.schema()["$defs"])
+        if problems:
+            raise AnsibleActionFail("; ".join(problems))
         look, s3 = args["look"] or {}, args["s3"] or {}
         try:
             material = eagle3_compile_cache_material(args["deployed"], args["served"], args["env_text"],

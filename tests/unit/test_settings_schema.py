@@ -306,3 +306,26 @@ SERVING = {"eagle3_accelerator": "neuron", "eagle3_instance_type": "trn2.48xlarg
 def test_the_rules_between_settings_name_what_to_change(change, refusal):
     found = S.meaning_problems({**SERVING, **change}, 1)
     assert (found[0].startswith(refusal) and len(found) <= 2) if refusal else found == []
+
+
+def test_x_multiline_exempts_only_its_own_part_of_a_value():
+    """x-multiline on a property (the compile cache plan's env_text, a unit's environment file) lets that property
+    hold lines; every other string of the same value still may not hold a control character, and a missing option
+    is named."""
+    from ansible_collections.eagle3.trn2.plugins.action.compile_cache_plan import SCHEMA
+    from ansible_collections.eagle3.trn2.plugins.module_utils.settings import schema
+    defs = S.schema()["$defs"]
+    good = {"deployed": {"pip": {}}, "served": {}, "env_text": "A=1\nB=2\n", "accelerator": "cpu", "profile": "eagle3",
+            "look": None, "cache_dir": "/c", "manifest": "/r/m.json", "canary": "h1", "wait": 0,
+            "s3": {"bucket": "", "prefix": "eagle3/cc", "region": "", "endpoint_url": ""}}
+    assert schema.problems(good, SCHEMA, "compile_cache_plan", defs) == []
+    bad = {**good, "profile": "eagle3\n", "s3": {**good["s3"], "prefix": "a\u200bb"}, "cache_dir": "relative"}
+    del bad["canary"]
+    said = schema.problems(bad, SCHEMA, "compile_cache_plan", defs)
+    assert any(line.startswith("compile_cache_plan.profile holds") for line in said), said
+    assert any(line.startswith("compile_cache_plan.s3.prefix holds") for line in said), said
+    assert "compile_cache_plan.cache_dir must be an absolute path on the controller (got \"relative\")" in said, said
+    assert "compile_cache_plan.canary is required" in said, said
+    assert not any("env_text" in line for line in said), said
+    # the same text where no x-multiline is said is refused
+    assert schema.problems({"text": "A=1\nB=2"}, {"type": "object", "properties": {"text": {"type": "string"}}}, "x")

@@ -200,27 +200,58 @@ def _message(error: ValidationError, root: str, secret: bool) -> list[str]:
         return [f"{where} has a key that is not {_expectation(error)} (got {shown(error.instance)})"]
     if error.validator == "x-percent":
         return [f"{where} {error.message} (got {shown(error.instance)})"]
+    if error.validator == "required" and "x-expect" not in (error.schema if isinstance(error.schema, dict) else {}):
+        return [f"{path_name([*parts, k])} is required" for k in error.validator_value if k not in error.instance]
     return [f"{where} must be {_expectation(error)} (got {shown(error.instance, secret)})"]
 
 
-def control_problems(value: Any, parts: list[Any], secret: bool = False) -> list[str]:
-    """A refusal per string (or key) holding a control character, by path."""
-    out: list[str] = []
+def _node(schema: Any, definitions: dict) -> dict:
+    """A schema node with the keys of the shared definition it refers to ($ref) under its own."""
+    if not isinstance(schema, Mapping):
+        return {}
+    shared = definitions.get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {})
+    return {**shared, **schema}
+
+
+def _child(schema: dict, key: Any, definitions: dict) -> dict:
+    """The schema node of one part of a value: a property, an additional property or a list item."""
+    if isinstance(key, int):
+        return _node(schema.get("items"), definitions)
+    own = schema.get("properties", {})
+    return _node(own[key] if key in own else schema.get("additionalProperties"), definitions)
+
+
+def _control_walk(value: Any, parts: list[Any], schema: dict, definitions: dict) -> Iterator[tuple[list[Any], Any, bool]]:
+    """(path, string, is_key) of every string and key holding a control character, skipping the parts whose schema
+    node says `x-multiline` (a unit's environment text, a PEM block), wherever they are in the value."""
+    if schema.get("x-multiline"):
+        return
     if isinstance(value, str):
-        found = control_found(value)
-        if found:
-            what = _control_name(found[1])
-            out.append(f"{path_name(parts)} holds {what} at position {found[0]}: a unit file, an environment file, "
-                       f"a YAML config or a command line cannot hold it" + (" (the value is not shown)" if secret else
-                                                                            f" (got {shown(value)})"))
+        if control_found(value):
+            yield parts, value, False
     elif isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str) and control_found(key):
-                out.append(f"{path_name(parts)} has a key holding a control character (got {shown(key)})")
-            out += control_problems(item, [*parts, key], secret)
+                yield parts, key, True
+            yield from _control_walk(item, [*parts, key], _child(schema, key, definitions), definitions)
     elif _is_array(None, value):
         for index, item in enumerate(value):
-            out += control_problems(item, [*parts, index], secret)
+            yield from _control_walk(item, [*parts, index], _child(schema, index, definitions), definitions)
+
+
+def control_problems(value: Any, parts: list[Any], secret: bool = False, schema: dict | None = None,
+                     definitions: dict | None = None) -> list[str]:
+    """A refusal per string (or key) holding a control character, by path; none inside a part whose schema node is
+    `x-multiline`."""
+    out: list[str] = []
+    for path, text, is_key in _control_walk(value, parts, _node(schema, definitions or {}), definitions or {}):
+        if is_key:
+            out.append(f"{path_name(path)} has a key holding a control character (got {shown(text)})")
+            continue
+        found = control_found(text)
+        out.append(f"{path_name(path)} holds {_control_name(found[1])} at position {found[0]}: a unit file, an "
+                   f"environment file, a YAML config or a command line cannot hold it"
+                   + (" (the value is not shown)" if secret else f" (got {shown(text)})"))
     return out
 
 
@@ -229,15 +260,17 @@ def problems(value: Any, schema: dict, root: str, definitions: dict | None = Non
     per path. A part (a list item, a key) whose schema says nothing of its own is refused with the whole value's
     expectation after its own ("eagle3_num_speculative_tokens[1] must be at most 8 (got 9); eagle3_num_speculative_tokens
     must be one or more distinct integers 1..8")."""
-    # a setting's own keys over those of the shared definition it refers to ($ref): x-secret, x-multiline, x-expect
-    shared = (definitions or {}).get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {})
-    secret = bool(schema.get("x-secret", shared.get("x-secret")))
-    out = [] if schema.get("x-multiline", shared.get("x-multiline")) else control_problems(value, [root], secret)
+    # a setting's own keys over those of the shared definition it refers to ($ref): x-secret, x-multiline, x-expect;
+    # x-multiline on any node (the whole value, a property, the items of a list) exempts that part from the control rule
+    node = _node(schema, definitions or {})
+    secret = bool(node.get("x-secret"))
+    out = control_problems(value, [root], secret, schema, definitions)
     full = dict(schema, **({"$defs": definitions} if definitions else {}))
-    top = schema.get("x-expect") or shared.get("x-expect")
+    top = node.get("x-expect")
     errors = sorted(validator_class()(full).iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     # a path already refused for a control character is not refused again for the pattern it then fails
-    seen: set[tuple] = {tuple(p) for p in _control_paths(value, [])} if out else set()
+    seen: set[tuple] = {tuple(map(str, path[1:])) for path, _, is_key in _control_walk(value, [root], node, definitions or {})
+                         if not is_key}
     for error in errors:
         key = tuple(map(str, error.absolute_path))
         if key in seen and error.validator != "additionalProperties":
@@ -251,12 +284,3 @@ def problems(value: Any, schema: dict, root: str, definitions: dict | None = Non
     return out
 
 
-def _control_paths(value: Any, parts: list[str]) -> Iterator[list[str]]:
-    if isinstance(value, str) and control_found(value):
-        yield parts
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _control_paths(item, [*parts, str(key)])
-    elif _is_array(None, value):
-        for index, item in enumerate(value):
-            yield from _control_paths(item, [*parts, str(index)])
