@@ -1,5 +1,6 @@
 #!/usr/bin/python
-"""Read-only: DescribeImages with deprecated AMIs included (amazon.aws's ec2_ami_info cannot ask for them)."""
+"""Read-only: DescribeImages with deprecated AMIs included (amazon.aws's ec2_ami_info cannot ask for them)
+(plugins/module_utils/cloud/ec2.py)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -35,27 +36,12 @@ images:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.dict_transformations import camel_dict_to_snake_dict
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import ec2 as E
 
 try:
     import boto3
 except ImportError:  # pragma: no cover - reported by the module
     boto3 = None
-
-
-def request(owners: list[str], filters: dict) -> dict:
-    """DescribeImages' arguments: the filters as AWS takes them, deprecated images included."""
-    args = {"IncludeDeprecated": True,
-            "Filters": [{"Name": k, "Values": [str(x) for x in (v if isinstance(v, list) else [v])]}
-                        for k, v in sorted(filters.items())]}
-    if owners:
-        args["Owners"] = list(owners)
-    return args
-
-
-def images(pages: list[dict]) -> list[dict]:
-    """The images of DescribeImages' answers, in ec2_ami_info's shape (snake case keys; tags kept as AWS gives them)."""
-    return [camel_dict_to_snake_dict(image, ignore_list=["Tags"]) for page in pages for image in page.get("Images", [])]
 
 
 def main() -> None:
@@ -68,10 +54,10 @@ def main() -> None:
     p = module.params
     ec2 = boto3.client("ec2", region_name=p["region"])  # endpoint: the SDK's own (AWS_ENDPOINT_URL[_EC2] when set)
     try:
-        pages = list(ec2.get_paginator("describe_images").paginate(**request(p["owners"], p["filters"])))
+        found = E.find_images(ec2, p["owners"], p["filters"])
     except Exception as exc:  # botocore errors carry the AWS message
         module.fail_json(msg=f"cannot describe images in {p['region']}: {exc}")
-    module.exit_json(changed=False, images=images(pages))
+    module.exit_json(changed=False, images=found)
 
 
 if __name__ == "__main__":

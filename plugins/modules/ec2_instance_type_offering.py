@@ -1,5 +1,6 @@
 #!/usr/bin/python
-"""Read-only probe: is an EC2 instance type offered in a region (and which zones)?"""
+"""Read-only probe: is an EC2 instance type offered in a region (and which zones)?
+(plugins/module_utils/cloud/ec2.py)"""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -31,6 +32,7 @@ vcpus: {description: "vCPUs per instance (VCpuInfo.DefaultVCpus; 0 when not offe
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import ec2 as E
 
 try:
     import boto3
@@ -48,22 +50,11 @@ def main() -> None:
         module.fail_json(msg="boto3 is required on the controller")
     p = module.params
     ec2 = boto3.client("ec2", region_name=p["region"])  # endpoint: the SDK's own (AWS_ENDPOINT_URL[_EC2] when set)
-    itype = p["instance_type"]
     try:
-        region = ec2.describe_instance_type_offerings(
-            LocationType="region", Filters=[{"Name": "instance-type", "Values": [itype]}])["InstanceTypeOfferings"]
-        zones = ec2.describe_instance_type_offerings(
-            LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [itype]}])["InstanceTypeOfferings"]
-        neuron, storage, vcpus = 0, 0, 0
-        if region:
-            info = ec2.describe_instance_types(InstanceTypes=[itype])["InstanceTypes"][0]
-            neuron = sum(d.get("Count", 0) for d in info.get("NeuronInfo", {}).get("NeuronDevices", []))
-            storage = info.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0)
-            vcpus = info.get("VCpuInfo", {}).get("DefaultVCpus", 0)
+        found = E.offering(ec2, p["instance_type"])
     except Exception as exc:  # botocore errors carry the AWS message
         module.fail_json(msg=f"cannot query instance type offerings in {p['region']}: {exc}")
-    module.exit_json(changed=False, offered=bool(region), zones=sorted(z["Location"] for z in zones),
-                     neuron_devices=neuron, instance_storage_gb=storage, vcpus=vcpus)
+    module.exit_json(changed=False, **found)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/python
-"""Send greedy chat completions to the vLLM server of the host, all prompts in one module call."""
+"""Send greedy chat completions to the vLLM server of the host, all prompts in one module call
+(plugins/module_utils/server/greedy.py)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -61,78 +62,8 @@ smoke:
 elapsed: {description: Seconds all requests took., type: float, returned: always}
 """
 
-import json
-import time
-import urllib.error
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
-
 from ansible.module_utils.basic import AnsibleModule
-
-ERROR_BODY = 300  # characters of an error response kept in the message
-
-
-def chat_request(base_url: str, model: str, prompt: str, max_tokens: int) -> urllib.request.Request:
-    """The POST of one greedy chat completion."""
-    body = {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
-            "temperature": 0}
-    return urllib.request.Request(base_url.rstrip("/") + "/v1/chat/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"}, method="POST")
-
-
-# Straight to the server: a proxy from the environment must not see (or break) requests to the host's own server.
-def text_request(base_url: str, model: str, prompt: str, max_tokens: int) -> urllib.request.Request:
-    """The POST of one greedy text completion (the tutorial's smoke test)."""
-    body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0}
-    return urllib.request.Request(base_url.rstrip("/") + "/v1/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"}, method="POST")
-
-
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def send(request: urllib.request.Request, timeout: float) -> dict[str, Any]:
-    """One request: {"text", "finish_reason", "tokens"} or {"error"}; the text is a chat answer's
-    choices[0].message.content, or a text completion's choices[0].text."""
-    try:
-        with OPENER.open(request, timeout=timeout) as response:
-            data = json.loads(response.read().decode("utf-8"))
-    except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace")[:ERROR_BODY]
-        return {"error": f"HTTP {exc.code}: {detail}"}
-    except (urllib.error.URLError, OSError) as exc:  # refused, reset, timed out (socket.timeout is an OSError)
-        return {"error": f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"}
-    except ValueError as exc:
-        return {"error": f"not JSON: {exc}"}
-    chat = request.full_url.endswith("/chat/completions")
-    where = "choices[0].message.content" if chat else "choices[0].text"
-    try:
-        choice = data["choices"][0]
-        text = choice["message"]["content"] if chat else choice["text"]
-    except (KeyError, IndexError, TypeError):
-        return {"error": f"no {where} in {json.dumps(data)[:ERROR_BODY]}"}
-    if not isinstance(text, str):
-        return {"error": f"{where} is {text!r}, not text"}
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return {"text": text, "finish_reason": choice.get("finish_reason"), "tokens": usage.get("completion_tokens")}
-
-
-def complete_all(base_url: str, model: str, prompts: list[str], max_tokens: int, concurrency: int, timeout: float,
-                 sender: Callable[[urllib.request.Request, float], dict[str, Any]] = send) -> dict[str, Any]:
-    """Every prompt's completion, in prompt order, at most `concurrency` requests in flight."""
-    started = time.monotonic()
-    requests = [chat_request(base_url, model, p, max_tokens) for p in prompts]
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        answers = list(pool.map(lambda r: sender(r, timeout), requests))
-    return {
-        "prompts": list(prompts),
-        "completions": [a.get("text") for a in answers],
-        "finish_reasons": [a.get("finish_reason") for a in answers],
-        "completion_tokens": [a.get("tokens") for a in answers],
-        "errors": [f"prompt {i} {p!r}: {a['error']}" for i, (p, a) in enumerate(zip(prompts, answers)) if "error" in a],
-        "elapsed": round(time.monotonic() - started, 3),
-    }
+from ansible_collections.eagle3.trn2.plugins.module_utils.server import greedy as G
 
 
 def main() -> None:
@@ -157,16 +88,13 @@ def main() -> None:
                              f"(got {p['concurrency']}, {p['max_tokens']}, {p['smoke_max_tokens']}, {p['timeout']})")
     smoke = {}
     if p["smoke_prompt"] is not None:
-        answer = send(text_request(p["base_url"], p["model"], p["smoke_prompt"], p["smoke_max_tokens"]), p["timeout"])
-        smoke = {"prompt": p["smoke_prompt"], **({"error": answer["error"]} if "error" in answer else {"text": answer["text"]})}
-        if "error" in answer:
-            module.fail_json(msg=f"smoke test ({p['base_url']}/v1/completions, {p['smoke_prompt']!r}): {answer['error']}",
+        smoke = G.smoke_test(p["base_url"], p["model"], p["smoke_prompt"], p["smoke_max_tokens"], p["timeout"])
+        if "error" in smoke:
+            module.fail_json(msg=f"smoke test ({p['base_url']}/v1/completions, {p['smoke_prompt']!r}): {smoke['error']}",
                              smoke=smoke)
-    result = complete_all(p["base_url"], p["model"], p["prompts"], p["max_tokens"], p["concurrency"], p["timeout"])
+    result = G.complete_all(p["base_url"], p["model"], p["prompts"], p["max_tokens"], p["concurrency"], p["timeout"])
     if result["errors"]:
-        shown = "; ".join(result["errors"][:3]) + ("; ..." if len(result["errors"]) > 3 else "")
-        module.fail_json(msg=f"{len(result['errors'])} of {len(p['prompts'])} greedy completions failed "
-                             f"({p['base_url']}): {shown}", **result, **({"smoke": smoke} if smoke else {}))
+        module.fail_json(msg=G.failure_message(result, p["base_url"]), **result, **({"smoke": smoke} if smoke else {}))
     module.exit_json(changed=False, **result, **({"smoke": smoke} if smoke else {}))
 
 

@@ -1,8 +1,8 @@
 """eagle3.trn2.job_wait, the wait both long jobs use (the benchmark client, the trained pair's training).
 
-Its functions on real logs (vllm bench serve's tqdm bar, the generator's progress lines), and the module run
-by a real ansible-playbook against a real async job, retried with `until` as the roles retry it: one call per
-window, the job's end seen, the last progress line returned.
+Its functions (plugins/module_utils/host/job_wait.py) on real logs (vllm bench serve's tqdm bar, the generator's
+progress lines), and the module run by a real ansible-playbook against a real async job, retried with `until` as the
+roles retry it: one call per window, the job's end seen, the last progress line returned.
 """
 from __future__ import annotations
 
@@ -12,17 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, load_file
-
-MODULE = ROOT / "plugins/modules/job_wait.py"
-
-
-def load():
-    return load_file(MODULE)
+from ansible_collections.eagle3.trn2.plugins.module_utils.host import job_wait
+from conftest import ROOT
 
 
 def test_requests_from_the_benchmark_clients_tqdm_bar(tmp_path):
-    job_wait = load()
     job, log = tmp_path / "job", tmp_path / "bench.log"
     log.write_text(" 10%|#         | 5/50 [00:02<00:20]\r 14%|#         | 7/50 [00:03<00:19]\n")
     waited = job_wait.wait(str(job), str(log), 0, "eagle3 benchmark", "requests", "warming up", since=0)
@@ -41,7 +35,6 @@ def test_requests_from_the_benchmark_clients_tqdm_bar(tmp_path):
 
 
 def test_the_generators_last_progress_line(tmp_path):
-    job_wait = load()
     job, log = tmp_path / "job", tmp_path / "train.log"
     log.write_text("[    1 s] corpus: 800 lines, 41230 tokens, vocabulary 1024\nWriting model shards: 100%\n"
                    "[   30 s] target: step 26/240, loss 2.811\nsome warning\n")

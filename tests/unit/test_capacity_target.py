@@ -1,4 +1,4 @@
-"""ec2_capacity_target (plugins/modules): the capacity reservation / Capacity Block logic.
+"""ec2_capacity_target (plugins/module_utils/cloud/capacity.py): the capacity reservation / Capacity Block logic.
 
 moto does not implement DescribeCapacityReservations, so the EC2 calls are checked with botocore's
 Stubber, which validates every request and response against the EC2 API model.
@@ -18,9 +18,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from conftest import ROOT, load_file
-
-module = load_file(ROOT / "plugins/modules/ec2_capacity_target.py", register=True)
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import capacity as module
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
 

@@ -1,8 +1,8 @@
 """A fleet that cannot be forgotten. The dead-man switch's units, deadline and user data
 (plugins/module_utils/cloud/deadman.py), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
 decision and lines (plugins/module_utils/cloud/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
-sees deprecated images (plugins/modules/ec2_ami_find.py, against a DescribeImages answer validated by botocore's own
-EC2 model), and each start's start-to-ready on record (plugins/module_utils/report/timeline.py eagle3_starts). The switch on a live
+sees deprecated images and the instance type's offering (plugins/module_utils/cloud/ec2.py, against answers validated
+by botocore's own EC2 model), and each start's start-to-ready on record (plugins/module_utils/report/timeline.py eagle3_starts). The switch on a live
 host: molecule/default/tests/unit/test_deadman.py; on moto (the launch's attribute and user data, teardown at the run's
 end): molecule/ec2/tests/test_ec2.py."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import infra
 from ansible_collections.eagle3.trn2.plugins.module_utils.report.timeline import eagle3_starts
 from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import deadman as D
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
-from ansible_collections.eagle3.trn2.plugins.modules import ec2_ami_find
+from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import ec2 as E
 
 EPOCHS = st.integers(min_value=1_700_000_000, max_value=2_100_000_000)
 HOURS = st.floats(min_value=0.25, max_value=168, allow_nan=False)
@@ -144,12 +144,39 @@ def test_the_dlami_search_asks_for_deprecated_images_and_finds_the_releases_depr
     client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="FIXTURE", aws_secret_access_key="FIXTURE")
     filters = {"name": "Deep Learning AMI Neuron (Ubuntu 24.04)*", "state": "available"}
     with Stubber(client) as stub:
-        stub.add_response("describe_images", ANSWER, ec2_ami_find.request(["amazon"], filters))
-        pages = list(client.get_paginator("describe_images").paginate(**ec2_ami_find.request(["amazon"], filters)))
+        stub.add_response("describe_images", ANSWER, E.request(["amazon"], filters))
+        images = E.find_images(client, ["amazon"], filters)
         stub.assert_no_pending_responses()
-    assert ec2_ami_find.request(["amazon"], filters)["IncludeDeprecated"] is True
-    found = infra.dlamis_of_release(ec2_ami_find.images(pages), "2.32.0")
+    assert E.request(["amazon"], filters)["IncludeDeprecated"] is True
+    found = infra.dlamis_of_release(images, "2.32.0")
     assert [(i["image_id"], i["deprecation_time"]) for i in found] == [("ami-0a1b2c3d4e5f60001", "2026-11-20T00:00:00.000Z")]
+
+
+def test_an_instance_types_offering_and_shape_and_none_where_it_is_not_offered():
+    """What ec2_instance_type_offering returns, from DescribeInstanceTypeOfferings (region, then zones) and
+    DescribeInstanceTypes; a region without the type is asked nothing more."""
+    client = boto3.client("ec2", region_name="us-east-2", aws_access_key_id="FIXTURE", aws_secret_access_key="FIXTURE")
+    where = [{"Name": "instance-type", "Values": ["trn2.48xlarge"]}]
+    with Stubber(client) as stub:
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": [
+            {"InstanceType": "trn2.48xlarge", "LocationType": "region", "Location": "us-east-2"}]},
+            {"LocationType": "region", "Filters": where})
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": [
+            {"InstanceType": "trn2.48xlarge", "LocationType": "availability-zone", "Location": z}
+            for z in ("us-east-2c", "us-east-2b")]}, {"LocationType": "availability-zone", "Filters": where})
+        stub.add_response("describe_instance_types", {"InstanceTypes": [{
+            "InstanceType": "trn2.48xlarge", "VCpuInfo": {"DefaultVCpus": 192},
+            "InstanceStorageInfo": {"TotalSizeInGB": 7600},
+            "NeuronInfo": {"NeuronDevices": [{"Count": 16, "Name": "Trainium2"}]}}]},
+            {"InstanceTypes": ["trn2.48xlarge"]})
+        assert E.offering(client, "trn2.48xlarge") == {"offered": True, "zones": ["us-east-2b", "us-east-2c"],
+                                                        "neuron_devices": 16, "instance_storage_gb": 7600, "vcpus": 192}
+        for location in ("region", "availability-zone"):
+            stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": []},
+                              {"LocationType": location, "Filters": where})
+        assert E.offering(client, "trn2.48xlarge") == {"offered": False, "zones": [], "neuron_devices": 0,
+                                                        "instance_storage_gb": 0, "vcpus": 0}
+        stub.assert_no_pending_responses()
 
 
 def test_the_provision_role_searches_dlamis_with_deprecated_ones():

@@ -1,11 +1,13 @@
 """eagle3.trn2.greedy_completions: every parity prompt in one module call, bounded concurrency, a timeout each.
 
-Its request loop against a tiny OpenAI-style HTTP server on 127.0.0.1 (an OS-assigned port) in this process, and the
-module itself run as Ansible runs it (its arguments in a file), against the same server.
+Its request loop (plugins/module_utils/server/greedy.py) against a tiny OpenAI-style HTTP server on 127.0.0.1 (an
+OS-assigned port) in this process, and the module itself run as Ansible runs it (its arguments in a file), against the
+same server.
 """
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,13 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import ROOT, load_file
+from ansible_collections.eagle3.trn2.plugins.module_utils.server import greedy as gc
+from conftest import COLLECTIONS, ROOT
 
 MODULE = ROOT / "plugins/modules/greedy_completions.py"
-
-
-def load():
-    return load_file(MODULE)
 
 
 class Server(ThreadingHTTPServer):
@@ -94,7 +93,6 @@ def url(server: Server) -> str:
 
 
 def test_every_prompt_in_order_at_most_concurrency_in_flight(server):
-    gc = load()
     prompts = [f"prompt number {i}" for i in range(12)]
     result = gc.complete_all(url(server) + "/", "m", prompts, 5, 2, 10)
     assert result["prompts"] == prompts and result["errors"] == []
@@ -111,7 +109,6 @@ def test_every_prompt_in_order_at_most_concurrency_in_flight(server):
 
 
 def test_failures_are_named_and_the_others_kept(server):
-    gc = load()
     # a 3 s timeout: "slow" (12 s) times out, every other answer (0.05 s) has 3 s of margin on a loaded machine (0.5 s
     # timed out an instant answer in the fresh-clone suite of 2026-12-04 17:50)
     result = gc.complete_all(url(server), "m", ["ok", "fail", "slow", "empty"], 10, 1, 3)
@@ -124,12 +121,24 @@ def test_failures_are_named_and_the_others_kept(server):
     assert refused and refused[0].startswith("prompt 0 'x': ") and "refused" in refused[0].lower()
 
 
+def test_the_smoke_test_and_the_failure_message(server):
+    assert gc.smoke_test(url(server), "m", "count", 3, 10) == {"prompt": "count", "text": "COU"}
+    failed = gc.smoke_test(url(server), "m", "fail", 3, 10)
+    assert set(failed) == {"prompt", "error"} and failed["error"].startswith("HTTP 500: ")
+    result = {"prompts": ["a", "b", "c", "d", "e"], "errors": [f"prompt {i} {p!r}: HTTP 500" for i, p in enumerate("abcd")]}
+    assert gc.failure_message(result, "http://h:1") == (
+        "4 of 5 greedy completions failed (http://h:1): prompt 0 'a': HTTP 500; prompt 1 'b': HTTP 500; "
+        "prompt 2 'c': HTTP 500; ...")
+
+
 def run_module(tmp_path, args: dict) -> dict:
-    """The module as Ansible runs it: its arguments in a file, its result JSON on stdout."""
+    """The module as Ansible runs it: its arguments in a file, its result JSON on stdout; its module_utils imported
+    from the checkout's collection (AnsiballZ bundles them)."""
     path = tmp_path / "args.json"
     path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(COLLECTIONS), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, str(MODULE), str(path)], capture_output=True, text=True, timeout=60,
-                          cwd=tmp_path)
+                          cwd=tmp_path, env=env)
     return json.loads(proc.stdout)
 
 
