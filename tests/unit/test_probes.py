@@ -144,6 +144,11 @@ def test_datasets_probe_keeps_its_answer_until_vllm_is_installed_again(tmp_path)
     assert datasets.datasets(str(other), str(cache), [str(site)])["offered"] == ["custom"] and reads() == 3
     (dist / "RECORD").unlink()  # nothing to key it by: read every time
     assert ask() == ["sonnet", "custom"] and ask() == ["sonnet", "custom"] and reads() == 5
+    # a kept answer that is not a list of names is read again
+    (dist / "RECORD").write_text("vllm/__init__.py,sha256=cccc,10\n")
+    assert ask() == ["sonnet", "custom"] and reads() == 6
+    cache.write_text(json.dumps({**json.loads(cache.read_text()), "offered": "sonnet"}))
+    assert ask() == ["sonnet", "custom"] and reads() == 7
     # a cache that cannot be written: answered all the same
     assert datasets.datasets(str(vllm), str(tmp_path / "missing" / "c.json"), [str(site)])["offered"] == ["sonnet", "custom"]
     # as the role runs it (the interpreter's own distributions: none named vllm here, so nothing is kept)

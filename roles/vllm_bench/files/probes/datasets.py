@@ -56,7 +56,10 @@ def kept(cache: str, key: str | None) -> list[str] | None:
             data = json.load(f)
     except (OSError, ValueError):
         return None
-    return data.get("offered") if isinstance(data, dict) and data.get("key") == key else None
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    choices = data.get("offered")
+    return choices if isinstance(choices, list) and all(isinstance(c, str) for c in choices) else None
 
 
 def keep(cache: str, key: str, choices: list[str]) -> None:
