@@ -1,7 +1,7 @@
 """Files written in one process: on the controller by the action plugins controller_file.py and report_files.py (in
-the task's own worker, no module call), on a host by the module host_files.py (many files in one call). Read back, and
-replaced atomically (a temporary file in the same directory, then rename), so a reader never sees half a file. Plain
-Python, no Ansible import.
+the task's own worker, no module call), on a host by the module host_files.py (many files in one call, through
+host/files.py). Read back, and replaced atomically (a temporary file in the same directory, then rename), so a reader
+never sees half a file. Plain Python, no Ansible import.
 """
 from __future__ import annotations
 

@@ -39,25 +39,8 @@ command: {description: What the switch runs at the deadline., type: str, returne
 keep: {description: The command that keeps the host (disarms the switch on it)., type: str, returned: always}
 """
 
-import os
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.eagle3.trn2.plugins.module_utils.cloud import deadman as D
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def _systemctl(module: AnsibleModule, *args: str) -> None:
-    rc, out, err = module.run_command(["systemctl", *args])
-    if rc != 0:
-        module.fail_json(msg=f"systemctl {' '.join(args)} failed (rc {rc}): {(err or out).strip()}")
 
 
 def main() -> None:
@@ -65,41 +48,12 @@ def main() -> None:
                                           "hours": {"type": "float", "default": 3.0},
                                           "serving_unit": {"type": "str", "default": "vllm-serve.service"}},
                            supports_check_mode=True)
-    state, hours = module.params["state"], module.params["hours"]
-    serving = module.run_command(["systemctl", "is-enabled", module.params["serving_unit"]])[1].strip() == "enabled"
-    if serving:
-        state = "absent"
-    paths = {name: os.path.join(D.UNIT_DIR, name) for name in (D.TIMER, D.SERVICE)}
-    present = {name: _read(path) for name, path in paths.items()}
-    active = module.run_command(["systemctl", "is-active", D.TIMER])[0] == 0
-    result = {"command": D.COMMAND, "keep": D.KEEP, "serving": serving}
-    if state == "absent":
-        changed = active or any(text is not None for text in present.values())
-        if changed and not module.check_mode:
-            if present[D.TIMER] is not None or active:
-                module.run_command(["systemctl", "disable", "--now", D.TIMER])
-            for path in paths.values():
-                if os.path.exists(path):
-                    os.remove(path)
-            _systemctl(module, "daemon-reload")
-        module.exit_json(changed=changed, armed=False, deadline="", deadline_epoch=0.0, **result)
-    if hours <= 0:
-        module.fail_json(msg=f"hours must be more than 0 (got {hours:g})")
-    current = D.deadline_of(present[D.TIMER])
-    kept = current if active and present == D.units(current or 0) else None
-    pushed = D.next_deadline(time.time(), kept, hours)
-    deadline = kept if pushed is None else pushed
-    if pushed is not None and not module.check_mode:
-        for name, text in D.units(deadline).items():
-            with open(paths[name] + ".tmp", "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(paths[name] + ".tmp", 0o644)
-            os.replace(paths[name] + ".tmp", paths[name])
-        _systemctl(module, "daemon-reload")
-        _systemctl(module, "enable", D.TIMER)
-        # restart: a running timer reads its new OnCalendar only when started again
-        _systemctl(module, "restart", D.TIMER)
-    module.exit_json(changed=pushed is not None, armed=True, deadline=D.calendar(deadline), deadline_epoch=deadline, **result)
+    try:
+        result = D.set_switch(module.run_command, module.params["state"], module.params["hours"],
+                              module.params["serving_unit"], check=module.check_mode)
+    except D.DeadmanError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

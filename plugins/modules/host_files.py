@@ -1,6 +1,6 @@
 #!/usr/bin/python
 """Many files and directories on a host in one module call (each module call costs a round trip and a Python start:
-fewer, bigger steps)."""
+fewer, bigger steps; plugins/module_utils/host/files.py)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -68,27 +68,8 @@ absent: {description: The I(read_if_present) paths that do not exist., type: lis
 diff: {description: One diff per changed entry (with --diff)., type: list, returned: when changed and diff}
 """
 
-import fnmatch
-import hashlib
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import ControllerFileError, settle
-
-ENTRY_KEYS = frozenset(("path", "state", "content", "mode", "owner", "group"))
-
-
-def _invocation(params: dict) -> dict:
-    """The module's arguments as the result shows them: each content replaced by its size and SHA-256."""
-    files = []
-    for entry in params.get("files") or []:
-        shown = dict(entry)
-        if isinstance(shown.get("content"), str):
-            text = shown["content"].encode("utf-8", "surrogateescape")
-            shown["content"] = f"({len(text)} bytes, sha256 {hashlib.sha256(text).hexdigest()})"
-        files.append(shown)
-    return {"module_args": {"files": files, "look_in": params.get("look_in") or [], "read": params.get("read") or [],
-                            "read_if_present": params.get("read_if_present") or []}}
+from ansible_collections.eagle3.trn2.plugins.module_utils.host import files as F
 
 
 def main() -> None:
@@ -98,54 +79,14 @@ def main() -> None:
                        "read": {"type": "list", "elements": "str", "default": []},
                        "read_if_present": {"type": "list", "elements": "str", "default": []}},
         supports_check_mode=True)
-    shown = _invocation(module.params)
-    changed, diffs = [], []
-    for index, entry in enumerate(module.params["files"]):
-        unknown = sorted(set(entry) - ENTRY_KEYS)
-        if unknown:
-            module.fail_json(msg=f"files[{index}]: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(ENTRY_KEYS))})",
-                             changed_paths=changed, invocation=shown)
-        if entry.get("state", "file") == "moved":
-            module.fail_json(msg=f"files[{index}]: state must be file, directory or absent, got 'moved'", changed_paths=changed, invocation=shown)
-        try:
-            done = settle(entry.get("path"), state=entry.get("state", "file"), content=entry.get("content"),
-                          mode=entry.get("mode"), owner=entry.get("owner"), group=entry.get("group"),
-                          check=module.check_mode)
-        except ControllerFileError as exc:
-            module.fail_json(msg=f"files[{index}]: {exc}", changed_paths=changed, invocation=shown)
-        except OSError as exc:
-            module.fail_json(msg=f"files[{index}]: {entry.get('path')}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
-        if done["changed"]:
-            changed.append(entry["path"])
-            diffs.append(done["diff"])
-    found = {}
-    for index, place in enumerate(module.params["look_in"]):
-        if not isinstance(place.get("path"), str) or not isinstance(place.get("patterns"), list):
-            module.fail_json(msg=f"look_in[{index}] needs path (a directory) and patterns (a list), got {place!r}",
-                             invocation=shown)
-        try:
-            names = os.listdir(place["path"])
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        found[place["path"]] = sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in place["patterns"]))
-    read, absent = {}, []
-    for option in ("read", "read_if_present"):
-        for index, path in enumerate(module.params[option]):
-            if not os.path.isabs(path):
-                module.fail_json(msg=f"{option}[{index}]: {path!r} is not an absolute path", changed_paths=changed, invocation=shown)
-            try:
-                with open(path, "rb") as handle:
-                    read[path] = handle.read().decode("utf-8")
-            except UnicodeDecodeError as exc:
-                module.fail_json(msg=f"{option}[{index}]: {path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                 changed_paths=changed, invocation=shown)
-            except OSError as exc:
-                if option == "read_if_present" and isinstance(exc, FileNotFoundError):
-                    absent.append(path)
-                    continue
-                module.fail_json(msg=f"{option}[{index}]: {path}: {exc.strerror or exc}", changed_paths=changed, invocation=shown)
-    result = {"changed": bool(changed), "changed_paths": changed, "found": found, "read": read, "absent": absent,
-              "invocation": shown}
+    p = module.params
+    shown = F.invocation(p)
+    try:
+        result = F.host_files(p["files"], p["look_in"], p["read"], p["read_if_present"], module.check_mode)
+    except F.HostFilesError as exc:
+        module.fail_json(msg=str(exc), **exc.result(), invocation=shown)
+    diffs = result.pop("diff")
+    result["invocation"] = shown
     if module._diff and diffs:
         result["diff"] = diffs
     module.exit_json(**result)

@@ -1,6 +1,6 @@
 #!/usr/bin/python
 """Compare a host phase with its record on the host, or record it (the rerun shortcut: an unchanged phase is skipped
-after one call)."""
+after one call; plugins/module_utils/phase/phase_state.py)."""
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -49,41 +49,14 @@ why: {description: Why it can or cannot (the paths that changed, or the run that
 record: {description: The record as it is (or would be) on the host., type: dict, returned: always}
 """
 
-import json
-import os
-import tempfile
-from datetime import datetime, timezone
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.eagle3.trn2.plugins.module_utils.phase.phase_state import (
-    check_specs, compare, fingerprint, record, same_record)
-
-
-# The host phases in the order a run takes them.
-PHASES = ["host", "service"]
-
-
-def _read(path: str):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
-
-
-def _write(path: str, data: dict) -> None:
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    os.chmod(os.path.dirname(path), 0o700)
-    handle, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".record-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1, sort_keys=True)
-    os.chmod(temp, 0o600)
-    os.replace(temp, path)
+    PHASES, check_specs, compare_on_host, record_on_host)
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec={
-        "phase": {"type": "str", "required": True, "choices": PHASES},
+        "phase": {"type": "str", "required": True, "choices": list(PHASES)},
         "inputs": {"type": "str", "required": True},
         "input_digests": {"type": "dict", "default": {}},
         "paths": {"type": "list", "elements": "dict", "required": True},
@@ -97,27 +70,13 @@ def main() -> None:
     problems = check_specs(params["paths"])
     if problems:
         module.fail_json(msg="phase_state paths: " + "; ".join(problems))
-    path = os.path.join(params["state_dir"], f"{params['phase']}.json")
-    old = _read(path)
-    prints = fingerprint(params["paths"])
     if params["state"] == "compare":
-        skip, why = compare(old, params["phase"], params["inputs"], prints, params["input_digests"])
-        if not params["shortcut"]:
-            skip, why = False, params["unused_because"]
-        if not skip and not module.check_mode:
-            for later in PHASES[PHASES.index(params["phase"]):]:
-                try:
-                    os.unlink(os.path.join(params["state_dir"], f"{later}.json"))
-                except FileNotFoundError:
-                    pass
-        module.exit_json(changed=False, skip=skip, why=why, record=old or {})
-    new = record(params["phase"], params["inputs"], prints, params["run"],
-                 datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), params["input_digests"])
-    if same_record(old, new):
-        module.exit_json(changed=False, skip=False, why="the record already says so", record=old)
-    if not module.check_mode:
-        _write(path, new)
-    module.exit_json(changed=False, skip=False, why="recorded", record=new)
+        module.exit_json(changed=False, **compare_on_host(
+            params["state_dir"], params["phase"], params["inputs"], params["paths"], params["input_digests"],
+            shortcut=params["shortcut"], unused_because=params["unused_because"], check=module.check_mode))
+    module.exit_json(changed=False, **record_on_host(
+        params["state_dir"], params["phase"], params["inputs"], params["paths"], params["input_digests"],
+        run=params["run"], check=module.check_mode))
 
 
 if __name__ == "__main__":

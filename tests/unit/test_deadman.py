@@ -1,5 +1,6 @@
 """A fleet that cannot be forgotten. The dead-man switch's units, deadline and user data
-(plugins/module_utils/cloud/deadman.py), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
+(plugins/module_utils/cloud/deadman.py) and what the module does with them (set_switch, against a scripted systemctl
+and a temporary unit directory), the run's expected length it keeps (settings.run_hours), the end-of-run teardown
 decision and lines (plugins/module_utils/cloud/infra.py), the relation between eagle3_teardown and serving, the DLAMI search that
 sees deprecated images and the instance type's offering (plugins/module_utils/cloud/ec2.py, against answers validated
 by botocore's own EC2 model), and each start's start-to-ready on record (plugins/module_utils/report/timeline.py eagle3_starts). The switch on a live
@@ -201,3 +202,82 @@ def test_every_host_phase_pushes_the_switch_before_its_work(playbook):
     play = yaml.safe_load((ROOT / "playbooks" / playbook).read_text())[-1]
     roles = [r["role"] if isinstance(r, dict) else r for r in play["roles"]]
     assert roles[:2] == ["eagle3.trn2.settings", "eagle3.trn2.deadman"], roles
+
+
+class Systemd:
+    """systemctl as set_switch sees it through `run`: the serving unit enabled or not, the timer active or not, and the
+    verbs that fail; each command it was given kept in `calls`."""
+
+    def __init__(self, serving=False, active=False, failing=()):
+        self.serving, self.active, self.failing, self.calls = serving, active, set(failing), []
+
+    def __call__(self, argv):
+        self.calls.append(argv)
+        verb = argv[1]
+        if verb == "is-enabled":
+            return (0, "enabled\n", "") if self.serving else (1, "disabled\n", "")
+        if verb == "is-active":
+            return (0 if self.active else 3, "active\n" if self.active else "inactive\n", "")
+        if verb in self.failing:
+            return 1, "", f"Failed to {verb}: Access denied\n"
+        self.active = {"enable": self.active, "restart": True, "disable": False}.get(verb, self.active)
+        return 0, "", ""
+
+
+NOW = 1_800_000_000.0  # 2027-01-15 08:00:00 UTC
+
+
+def test_the_switch_is_armed_kept_while_enough_is_left_and_pushed_when_not(tmp_path):
+    systemd = Systemd()
+    checked = D.set_switch(systemd, "armed", 3, check=True, now=NOW, unit_dir=str(tmp_path))
+    assert checked == {"changed": True, "armed": True, "deadline": "2027-01-15 12:30:00 UTC",
+                       "deadline_epoch": NOW + 4.5 * 3600, "command": D.COMMAND, "keep": D.KEEP, "serving": False}
+    assert list(tmp_path.iterdir()) == [] and [c[1] for c in systemd.calls] == ["is-enabled", "is-active"]
+    armed = D.set_switch(systemd, "armed", 3, now=NOW, unit_dir=str(tmp_path))
+    assert armed == checked
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == D.units(NOW + 4.5 * 3600)
+    assert oct((tmp_path / D.TIMER).stat().st_mode & 0o777) == "0o644"
+    assert systemd.calls[-3:] == [["systemctl", "daemon-reload"], ["systemctl", "enable", D.TIMER],
+                                  ["systemctl", "restart", D.TIMER]]
+    # an hour later 3.5 h are left: kept, nothing run
+    systemd.calls = []
+    assert D.set_switch(systemd, "armed", 3, now=NOW + 3600, unit_dir=str(tmp_path)) == {**armed, "changed": False}
+    assert len(systemd.calls) == 2
+    # a longer run, or a timer that is not active, pushes it
+    assert D.set_switch(systemd, "armed", 4, now=NOW + 3600, unit_dir=str(tmp_path))["deadline"] == "2027-01-15 15:00:00 UTC"
+    systemd.active = False
+    assert D.set_switch(systemd, "armed", 1, now=NOW + 3600, unit_dir=str(tmp_path))["changed"] is True
+
+
+def test_a_serving_host_or_state_absent_removes_the_switch_and_then_changes_nothing(tmp_path):
+    systemd = Systemd()
+    D.set_switch(systemd, "armed", 3, now=NOW, unit_dir=str(tmp_path))
+    systemd.serving = True
+    systemd.calls = []
+    # the hours are not checked on a host that serves: it keeps no switch
+    removed = D.set_switch(systemd, "armed", 0, check=True, now=NOW, unit_dir=str(tmp_path))
+    assert removed == {"changed": True, "armed": False, "deadline": "", "deadline_epoch": 0.0, "command": D.COMMAND,
+                       "keep": D.KEEP, "serving": True}
+    assert len(list(tmp_path.iterdir())) == 2 and len(systemd.calls) == 2
+    assert D.set_switch(systemd, "armed", 0, now=NOW, unit_dir=str(tmp_path)) == removed
+    assert list(tmp_path.iterdir()) == [] and systemd.calls[-2:] == [["systemctl", "disable", "--now", D.TIMER],
+                                                                      ["systemctl", "daemon-reload"]]
+    systemd.serving = False
+    assert D.set_switch(systemd, "absent", now=NOW, unit_dir=str(tmp_path)) == {**removed, "changed": False,
+                                                                                  "serving": False}
+
+
+def test_a_refusal_and_a_failed_systemctl_say_what_and_why(tmp_path):
+    for hours in (0, -1.5):
+        with pytest.raises(D.DeadmanError) as refused:
+            D.set_switch(Systemd(), "armed", hours, now=NOW, unit_dir=str(tmp_path))
+        assert str(refused.value) == f"hours must be more than 0 (got {hours:g})"
+    with pytest.raises(D.DeadmanError) as failed:
+        D.set_switch(Systemd(failing={"restart"}), "armed", 3, now=NOW, unit_dir=str(tmp_path))
+    assert str(failed.value) == "systemctl restart eagle3-deadman.timer failed (rc 1): Failed to restart: Access denied"
+    with pytest.raises(D.DeadmanError) as failed:
+        D.set_switch(Systemd(failing={"daemon-reload"}), "absent", now=NOW, unit_dir=str(tmp_path))
+    assert str(failed.value) == "systemctl daemon-reload failed (rc 1): Failed to daemon-reload: Access denied"
+    assert list(tmp_path.iterdir()) == []  # the units were removed before the reload failed
+    with pytest.raises(D.DeadmanError, match=r"^systemctl is-enabled x failed \(rc 4\): out$"):
+        D.systemctl(lambda argv: (4, " out \n", ""), "is-enabled", "x")

@@ -4,8 +4,9 @@ record.
 The class of wrong skips is "something the phase manages changed, and the phase was skipped anyway". Hypothesis
 builds trees of files, records them, applies one generated change of any kind (content, mode, a new file, a removed
 file, a retargeted link, a package's dist-info reinstalled) and checks the comparison runs the phase and names the
-path; changes to what a spec leaves out (a __pycache__, a file outside the match) must not. The module and its action
-in a real ansible-playbook: tests/integration/test_phase_state_playbook.py.
+path; changes to what a spec leaves out (a __pycache__, a file outside the match) must not. The module's work on the
+records (compare_on_host, record_on_host) is called directly too; the module and its action in a real
+ansible-playbook: tests/integration/test_phase_state_playbook.py.
 """
 from __future__ import annotations
 
@@ -156,3 +157,36 @@ def test_a_path_that_cannot_be_read_is_not_absent_and_runs_the_phase(tmp_path):
     prints = PS.fingerprint(spec)
     assert list(prints.values()) != ["absent"]
     assert PS.compare(recorded, "host", "i", prints)[0] is False
+
+
+def test_on_the_host_a_phase_is_recorded_then_skipped_and_one_that_runs_drops_its_record_and_the_later_ones(tmp_path):
+    """The module's work (compare_on_host, record_on_host): the records in state_dir, what each call returns, check
+    mode writing and dropping nothing."""
+    state = tmp_path / "state"
+    (tmp_path / "conf").write_text("a\n")
+    paths = [{"kind": "file", "path": str(tmp_path / "conf")}]
+    assert PS.compare_on_host(str(state), "host", "i1", paths) == {
+        "skip": False, "why": "no record of the phase on this host", "record": {}}
+    checked = PS.record_on_host(str(state), "host", "i1", paths, {"code": "c"}, run="r1", check=True, written="t0")
+    assert checked == {"skip": False, "why": "recorded", "record": PS.record(
+        "host", "i1", PS.fingerprint(paths), "r1", "t0", {"code": "c"})} and not state.exists()
+    for phase in PS.PHASES:
+        assert PS.record_on_host(str(state), phase, "i1", paths, run="r1", written="t0")["why"] == "recorded"
+    assert oct(state.stat().st_mode & 0o777) == "0o700" and oct((state / "host.json").stat().st_mode & 0o777) == "0o600"
+    assert PS.read_record(str(state / "host.json")) == PS.record("host", "i1", PS.fingerprint(paths), "r1", "t0")
+    again = PS.record_on_host(str(state), "host", "i1", paths, run="r2", written="t1")
+    assert again == {"skip": False, "why": "the record already says so", "record": PS.read_record(str(state / "host.json"))}
+    assert again["record"]["run"] == "r1"
+    assert PS.compare_on_host(str(state), "host", "i1", paths) == {
+        "skip": True, "why": "as run r1 left it at t0", "record": again["record"]}
+    off = PS.compare_on_host(str(state), "host", "i1", paths, shortcut=False, unused_because="off here", check=True)
+    assert (off["skip"], off["why"]) == (False, "off here") and sorted(p.name for p in state.iterdir()) == [
+        "host.json", "service.json"]
+    # service runs: its record dropped, host's kept; then host runs: both dropped
+    (tmp_path / "conf").write_text("b\n")
+    assert PS.compare_on_host(str(state), "service", "i1", paths)["why"] == f"changed on the host since run r1: {tmp_path}/conf"
+    assert [p.name for p in state.iterdir()] == ["host.json"]
+    assert PS.compare_on_host(str(state), "host", "i1", paths)["skip"] is False and list(state.iterdir()) == []
+    # a record that is not JSON is none
+    (state / "host.json").write_text("{")
+    assert PS.read_record(str(state / "host.json")) is None and PS.read_record(str(state / "none.json")) is None

@@ -9,11 +9,18 @@ One description of the two units, used in both places they are written:
 
 The deadline is an absolute UTC time in the timer's `OnCalendar=` (`Persistent=true`: a deadline that passed while the
 host was off fires at its next boot), so a reboot keeps it.
+
+What the module does on the host is `set_switch`: it reads the units, decides, writes or removes them and runs
+systemctl through the callable it is given (the module's run_command), so it runs without Ansible too; a refusal is a
+DeadmanError whose message is the module's msg.
 """
 from __future__ import annotations
 
 import math
+import os
 import re
+import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 UNIT_DIR = "/etc/systemd/system"
@@ -23,6 +30,8 @@ SERVICE = "eagle3-deadman.service"
 # termination.
 COMMAND = "/usr/bin/systemctl --no-block poweroff"
 KEEP = f"sudo systemctl disable --now {TIMER}"
+# How the host's commands are run: argv in, (rc, stdout, stderr) out, as AnsibleModule.run_command does.
+Run = Callable[[list[str]], tuple[int, str, str]]
 _CALENDAR = re.compile(r"^OnCalendar=(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC$", re.M)
 
 
@@ -72,3 +81,63 @@ def cloud_config(deadline: float) -> str:
         lines += [f"      {line}" if line else "" for line in text.rstrip("\n").split("\n")]
     lines += ["runcmd:", "  - [systemctl, daemon-reload]", f"  - [systemctl, enable, --now, {TIMER}]"]
     return "\n".join(lines) + "\n"
+
+
+class DeadmanError(Exception):
+    """A refusal or a systemctl command that failed; the message says which and why."""
+
+
+def read_unit(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def systemctl(run: Run, *args: str) -> None:
+    rc, out, err = run(["systemctl", *args])
+    if rc != 0:
+        raise DeadmanError(f"systemctl {' '.join(args)} failed (rc {rc}): {(err or out).strip()}")
+
+
+def set_switch(run: Run, state: str = "armed", hours: float = 3.0, serving_unit: str = "vllm-serve.service",
+               check: bool = False, now: float | None = None, unit_dir: str = UNIT_DIR) -> dict:
+    """The module's work and result: `state` armed pushes the deadline so that the host has `hours` left (from `now`,
+    default the time), absent removes the switch, as does a host whose `serving_unit` is enabled. `check` changes
+    nothing; `unit_dir` is where the units live (systemd's own by default)."""
+    serving = run(["systemctl", "is-enabled", serving_unit])[1].strip() == "enabled"
+    if serving:
+        state = "absent"
+    paths = {name: os.path.join(unit_dir, name) for name in (TIMER, SERVICE)}
+    present = {name: read_unit(path) for name, path in paths.items()}
+    active = run(["systemctl", "is-active", TIMER])[0] == 0
+    result = {"command": COMMAND, "keep": KEEP, "serving": serving}
+    if state == "absent":
+        changed = active or any(text is not None for text in present.values())
+        if changed and not check:
+            if present[TIMER] is not None or active:
+                run(["systemctl", "disable", "--now", TIMER])
+            for path in paths.values():
+                if os.path.exists(path):
+                    os.remove(path)
+            systemctl(run, "daemon-reload")
+        return {"changed": changed, "armed": False, "deadline": "", "deadline_epoch": 0.0, **result}
+    if hours <= 0:
+        raise DeadmanError(f"hours must be more than 0 (got {hours:g})")
+    current = deadline_of(present[TIMER])
+    kept = current if active and present == units(current or 0) else None
+    pushed = next_deadline(time.time() if now is None else now, kept, hours)
+    deadline = kept if pushed is None else pushed
+    if pushed is not None and not check:
+        for name, text in units(deadline).items():
+            with open(paths[name] + ".tmp", "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(paths[name] + ".tmp", 0o644)
+            os.replace(paths[name] + ".tmp", paths[name])
+        systemctl(run, "daemon-reload")
+        systemctl(run, "enable", TIMER)
+        # restart: a running timer reads its new OnCalendar only when started again
+        systemctl(run, "restart", TIMER)
+    return {"changed": pushed is not None, "armed": True, "deadline": calendar(deadline), "deadline_epoch": deadline,
+            **result}

@@ -18,6 +18,9 @@ matched names to leave out (another phase's files):
            installed, removed or reinstalled changes them, the __pycache__ a run writes does not)
   stat     the path itself: type, mode, owner (a directory the phase creates)
   user     a system account: uid, gid, home, shell      group  a group: gid
+
+The module eagle3.trn2.phase_state is the entry point: compare_on_host and record_on_host read, drop and write the
+records in its state_dir (one JSON file per phase, root only).
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ import json
 import os
 import pwd
 import stat
+import tempfile
+from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 FORMAT = 1
@@ -185,3 +190,61 @@ def compare(old: Any, phase: str, inputs: str, prints: Mapping[str, str],
 
 def _by(old: Mapping[str, Any]) -> str:
     return f"run {old['run']}" if old.get("run") else "its last run"
+
+
+def record_path(state_dir: str, phase: str) -> str:
+    return os.path.join(state_dir, f"{phase}.json")
+
+
+def read_record(path: str):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def write_record(path: str, data: dict) -> None:
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    os.chmod(os.path.dirname(path), 0o700)
+    handle, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".record-")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=1, sort_keys=True)
+    os.chmod(temp, 0o600)
+    os.replace(temp, path)
+
+
+def compare_on_host(state_dir: str, phase: str, inputs: str, specs: Iterable[Mapping[str, Any]],
+                    input_digests: Mapping[str, str] | None = None, shortcut: bool = True,
+                    unused_because: str = "eagle3_rerun_shortcut is off", check: bool = False) -> dict[str, Any]:
+    """state=compare: {skip, why, record} (the record as it is, {} when none). A phase not skipped drops its record and
+    every later phase's first (unless `check`)."""
+    old = read_record(record_path(state_dir, phase))
+    prints = fingerprint(specs)
+    skip, why = compare(old, phase, inputs, prints, input_digests)
+    if not shortcut:
+        skip, why = False, unused_because
+    if not skip and not check:
+        for later in PHASES[PHASES.index(phase):]:
+            try:
+                os.unlink(record_path(state_dir, later))
+            except FileNotFoundError:
+                pass
+    return {"skip": skip, "why": why, "record": old or {}}
+
+
+def record_on_host(state_dir: str, phase: str, inputs: str, specs: Iterable[Mapping[str, Any]],
+                   input_digests: Mapping[str, str] | None = None, run: str = "", check: bool = False,
+                   written: str | None = None) -> dict[str, Any]:
+    """state=recorded: {skip, why, record}, the record written (unless `check`) when the one there says otherwise;
+    `written` its time (default now, UTC)."""
+    path = record_path(state_dir, phase)
+    old = read_record(path)
+    prints = fingerprint(specs)
+    new = record(phase, inputs, prints, run, written or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                 input_digests)
+    if same_record(old, new):
+        return {"skip": False, "why": "the record already says so", "record": old}
+    if not check:
+        write_record(path, new)
+    return {"skip": False, "why": "recorded", "record": new}
