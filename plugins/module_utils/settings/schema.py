@@ -8,7 +8,8 @@ python-jsonschema's draft 2020-12 validator with the project's rules:
 - `pattern` matches the whole value (re.fullmatch), so a final newline never slips through as it does with `$`;
 - `x-percent: true`: a fraction 0 < x <= 1 where a percentage is expected is refused with "did you mean";
 - no control character (newline, CR, NUL, C1, ...), format character (zero-width space, bidi override) or line or
-  paragraph separator in any string or key of a value, outside `x-multiline` values;
+  paragraph separator in any string or key of a value, outside the parts whose schema node says `x-multiline` (the
+  whole value, a property, the items of a list);
 - each refusal is one line: the path of the value (setting.key[index]), what was expected (`x-expect`, else the
   failed keyword in words) and what was given, never the value of an `x-secret`.
 """
