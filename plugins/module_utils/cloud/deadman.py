@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import write_atomic
+
 UNIT_DIR = "/etc/systemd/system"
 TIMER = "eagle3-deadman.timer"
 SERVICE = "eagle3-deadman.service"
@@ -131,10 +133,7 @@ def set_switch(run: Run, state: str = "armed", hours: float = 3.0, serving_unit:
     deadline = kept if pushed is None else pushed
     if pushed is not None and not check:
         for name, text in units(deadline).items():
-            with open(paths[name] + ".tmp", "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(paths[name] + ".tmp", 0o644)
-            os.replace(paths[name] + ".tmp", paths[name])
+            write_atomic(paths[name], text, 0o644)
         systemctl(run, "daemon-reload")
         systemctl(run, "enable", TIMER)
         # restart: a running timer reads its new OnCalendar only when started again

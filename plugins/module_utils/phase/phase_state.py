@@ -32,9 +32,10 @@ import json
 import os
 import pwd
 import stat
-import tempfile
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
+
+from ansible_collections.eagle3.trn2.plugins.module_utils.controller_io import write_atomic
 
 FORMAT = 1
 KINDS = ("file", "tree", "entries", "stat", "user", "group")
@@ -207,11 +208,7 @@ def read_record(path: str):
 def write_record(path: str, data: dict) -> None:
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     os.chmod(os.path.dirname(path), 0o700)
-    handle, temp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".record-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1, sort_keys=True)
-    os.chmod(temp, 0o600)
-    os.replace(temp, path)
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True), 0o600)
 
 
 def compare_on_host(state_dir: str, phase: str, inputs: str, specs: Iterable[Mapping[str, Any]],
