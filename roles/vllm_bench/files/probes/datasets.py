@@ -37,7 +37,7 @@ def installed(vllm: str, path: list[str] | None = None) -> str | None:
     sys.path: the venv whose python runs this) (None: no distribution, or one without a RECORD, so nothing to key a
     kept answer by)."""
     digest = hashlib.sha256(os.path.realpath(vllm).encode())
-    found = metadata.distributions(path=path) if path is not None else metadata.distributions()
+    found = metadata.distributions(path=sys.path if path is None else path)
     records = sorted(((dist.metadata["Name"] or "").lower(), dist.read_text("RECORD")) for dist in found
                      if (dist.metadata["Name"] or "").lower().startswith("vllm"))
     if not records or any(record is None for _, record in records):
