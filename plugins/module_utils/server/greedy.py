@@ -13,22 +13,24 @@ from typing import Any, Callable
 ERROR_BODY = 300  # characters of an error response kept in the message
 
 
+def _post(base_url: str, path: str, body: dict[str, Any]) -> urllib.request.Request:
+    return urllib.request.Request(base_url.rstrip("/") + path, json.dumps(body).encode(),
+                                  {"Content-Type": "application/json"}, method="POST")
+
+
 def chat_request(base_url: str, model: str, prompt: str, max_tokens: int) -> urllib.request.Request:
     """The POST of one greedy chat completion."""
-    body = {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
-            "temperature": 0}
-    return urllib.request.Request(base_url.rstrip("/") + "/v1/chat/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"}, method="POST")
+    return _post(base_url, "/v1/chat/completions", {"model": model, "messages": [{"role": "user", "content": prompt}],
+                                                    "max_tokens": max_tokens, "temperature": 0})
+
+
+def text_request(base_url: str, model: str, prompt: str, max_tokens: int) -> urllib.request.Request:
+    """The POST of one greedy text completion (the tutorial's smoke test)."""
+    return _post(base_url, "/v1/completions", {"model": model, "prompt": prompt, "max_tokens": max_tokens,
+                                               "temperature": 0})
 
 
 # Straight to the server: a proxy from the environment must not see (or break) requests to the host's own server.
-def text_request(base_url: str, model: str, prompt: str, max_tokens: int) -> urllib.request.Request:
-    """The POST of one greedy text completion (the tutorial's smoke test)."""
-    body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0}
-    return urllib.request.Request(base_url.rstrip("/") + "/v1/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"}, method="POST")
-
-
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
