@@ -356,3 +356,45 @@ def test_every_play_reads_the_settings_through_the_role_that_checks_them(name, p
         assert action == "ansible.builtin.assert", (name, task.get("name"))
     first = yaml.safe_load((ROOT / "playbooks/tasks/phase_skip.yml").read_text())[0]
     assert first.get("ansible.builtin.import_role") == {"name": "eagle3.trn2.settings"}
+
+
+RELEASES = yaml.safe_load((ROOT / "roles/settings/defaults/main/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
+
+
+def _neuron(version: str, releases: dict, allow: bool = False) -> list[str]:
+    values = {"eagle3_accelerator": "neuron", "eagle3_neuron_sdk_version": version, "eagle3_neuron_releases": releases,
+              "eagle3_neuron_allow_superseded": allow}
+    return [p for p in S.meaning_problems(values, 1) if "eagle3_neuron_sdk_version" in p]
+
+
+def test_the_superseded_233_row_is_refused_naming_the_patch_and_its_fix_and_allowed_by_the_setting():
+    (refusal,) = _neuron("2.33.0", RELEASES)
+    assert refusal.startswith("eagle3_neuron_sdk_version 2.33.0 is superseded by the patch release 2.33.1 of 2026-11-11, "
+                              "which fixes: Neuron Runtime: Corrects the internal execution order"), refusal
+    assert "can hang the TPB AXI fabric." in refusal and 'eagle3_neuron_sdk_version: "2.33.1"' in refusal
+    assert refusal.endswith("or set eagle3_neuron_allow_superseded: true to install 2.33.0 anyway.")
+    assert _neuron("2.33.0", RELEASES, allow=True) == []
+    assert _neuron("2.33.1", RELEASES) == [] and _neuron("2.32.0", RELEASES) == []
+    # the CPU rehearsal installs no Neuron release: the rule is the neuron accelerator's
+    assert not [p for p in S.meaning_problems({"eagle3_accelerator": "cpu", "eagle3_neuron_sdk_version": "2.33.0",
+                                               "eagle3_neuron_releases": RELEASES}, 1) if "superseded" in p]
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(table=st.dictionaries(st.tuples(st.integers(30, 36), st.integers(0, 4)), st.booleans(), min_size=1, max_size=8),
+       data=st.data())
+def test_a_release_is_refused_exactly_when_a_newer_patch_of_its_minor_has_a_row(table, data):
+    """Any table of rows 2.M.P: the selected row is refused iff a row 2.M.Q with Q > P exists, naming the newest such
+    Q (its fixes, when the row has them); rows of other minors never count."""
+    releases = {f"2.{m}.{p}": ({"patch": {"fixes": [f"fix of 2.{m}.{p}"], "released": "2026-11-11"}} if fixed else {})
+                for (m, p), fixed in table.items()}
+    minor, patch = data.draw(st.sampled_from(sorted(table)))
+    newer = [p for (m, p) in table if m == minor and p > patch]
+    found = _neuron(f"2.{minor}.{patch}", releases)
+    if not newer:
+        assert found == []
+        return
+    newest = f"2.{minor}.{max(newer)}"
+    assert len(found) == 1 and f"superseded by the patch release {newest}" in found[0], found
+    assert (f"fix of {newest}." in found[0]) == bool(table[(minor, max(newer))]), found
+    assert _neuron(f"2.{minor}.{patch}", releases, allow=True) == []

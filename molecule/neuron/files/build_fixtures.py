@@ -32,17 +32,21 @@ DEBS = {  # release -> package -> version
                "aws-neuronx-collectives": "2.34.10.0-74eaafac6", "aws-neuronx-tools": "2.32.28.0-526c2b7f6"},
     "2.33.0": {"aws-neuronx-dkms": "2.31.7.0-4a6b8c0d2", "aws-neuronx-runtime-lib": "2.35.30.0-1f3e5d7c9",
                "aws-neuronx-collectives": "2.35.43.0-6d8e0f2a4", "aws-neuronx-tools": "2.33.38.0-2b4d6f8a0"},
+    # The patch release: its notes list the packages it updates; aws-neuronx-tools is 2.33.0's, the same package.
+    "2.33.1": {"aws-neuronx-dkms": "2.31.8.0-ea5e1b126", "aws-neuronx-runtime-lib": "2.35.33.0-eaa25a17c",
+               "aws-neuronx-collectives": "2.35.49.0-eb1e9680f", "aws-neuronx-tools": "2.33.38.0-2b4d6f8a0"},
 }
 # * wheels: the Neuron repository's wheels carry PEP 440 local labels. Real ones:
 #   vllm_neuron-0.24.0.1.1.0+e8242a9-py3-none-any.whl (aws-neuron-sdk release-notes/releasecontent.rst);
 #   neuronx-cc 2.27.5334.0+f702b353, nki 0.6.0+31049202112.g85070674, libtorch-neuronx-lite
 #   2.11.0.1.0.1284+f49d8626 (the Dockerfile above). 2.33's labels are FIXTURE values of the same shape.
-#   vllm-neuron 0.1.0 is PyPI's placeholder (no label); islpy and six are PyPI packages (no labels).
+#   vllm-neuron 0.1.0 is PyPI's placeholder (no label); islpy, transformers and six are PyPI packages (no labels).
 WHEELS = {"vllm-neuron": ["0.1.0", "0.24.0.1.1.0+e8242a9", "0.29.0.1.2.0+3c5e7a9"],
           "neuronx-cc": ["2.27.5334.0+f702b353", "2.28.7631.0+a1c3e5f7"],
           "nki": ["0.6.0+31049202112.g85070674", "0.7.0+32010477215.g1b3d5f7a"],
           "libtorch-neuronx-lite": ["2.11.0.1.0.1284+f49d8626", "2.12.0.1.0.1284+f49d8626"],
           "islpy": ["2026.1", "2026.2.1"],
+          "transformers": ["5.15.0"],
           "six": ["1.17.0"]}
 # Dependencies, with markers the way vLLM 0.24.0's METADATA writes them (`six>=1.16.0; python_version > "3.11"`):
 # pip evaluates them against the interpreter that runs it, so a wheelhouse resolved by another Python
@@ -67,7 +71,9 @@ def add_rows(rows: dict, debs: dict, wheels: dict) -> None:
     for release, row in rows.items():
         have = debs.setdefault(release, {})
         for name, version in (row.get("deb") or {}).items():
-            have.setdefault(name, f"{version}-{_fixture_hex(name, str(version), 9)}")
+            # A version another release already ships (a patch keeps most of its minor's packages) is that same deb.
+            served = [v for r in debs.values() for n, v in r.items() if n == name and v.split("-", 1)[0] == str(version)]
+            have.setdefault(name, served[0] if served else f"{version}-{_fixture_hex(name, str(version), 9)}")
         for pin in list(row.get("pip") or []) + list(row.get("constraints") or []):
             name, version = pin.split("==", 1)
             listed = wheels.setdefault(name, [])
@@ -174,10 +180,9 @@ def main() -> int:
         run("gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key",
             "eagle3 fixture repository <fixtures@localhost>", "rsa2048", "sign", "1d", env=env)
     debs = [build_deb(out, f"linux-headers-{kernel}", "1.0", {})]
-    for release in DEBS.values():
-        for name, version in release.items():
-            files = {"/opt/aws/neuron/bin/neuron-ls": (NEURON_LS, 0o755)} if name == "aws-neuronx-tools" else {}
-            debs.append(build_deb(out, name, version, files))
+    for name, version in sorted({item for release in DEBS.values() for item in release.items()}):
+        files = {"/opt/aws/neuron/bin/neuron-ls": (NEURON_LS, 0o755)} if name == "aws-neuronx-tools" else {}
+        debs.append(build_deb(out, name, version, files))
     apt = out / "apt"
     binary = apt / "dists" / "bookworm" / "main" / "binary-all"
     binary.mkdir(parents=True, exist_ok=True)

@@ -230,10 +230,27 @@ def test_dlami_with_another_sdk_is_refused_naming_versions(runtime, expected):
         assert rc == 0 and HOST.package("aws-neuronx-runtime-lib").version == SERVED["aws-neuronx-runtime-lib"]
 
 
-def test_failed_driver_build_is_explained():
-    # The fixture 2.33 driver fails in postinst like a DKMS build without headers.
+def test_the_233_patch_release_installs_and_the_superseded_233_is_refused_then_explained():
+    """The 2.33.1 row (a patch of 2.33.0: its driver, runtime and collectives updated, its tools 2.33.0's) installs
+    from the repository; 2.33.0 is refused before any change, naming 2.33.1 and what it fixes; allowed by
+    eagle3_neuron_allow_superseded, its fixture driver fails in postinst like a DKMS build without headers, and the
+    role explains it. The pinned 2.32 release comes back after."""
+    row = yaml.safe_load((ROOT / "roles/settings/defaults/main/neuron_releases.yml").read_text())["eagle3_neuron_releases"]
     try:
+        rc, out = play("-e", "eagle3_neuron_sdk_version=2.33.1", "--tags", "neuron")
+        assert rc == 0, out[-2000:]
+        for name, version in row["2.33.1"]["deb"].items():
+            installed = HOST.package(name).version
+            assert installed.split("-", 1)[0] == version, (name, installed)
+        assert HOST.package("aws-neuronx-tools").version == "2.33.38.0-2b4d6f8a0"  # 2.33.0's own package
+        before = HOST.run("dpkg-query -W -f '${Package} ${Version}\\n' 'aws-neuronx-*'").stdout
         rc, out = play("-e", "eagle3_neuron_sdk_version=2.33.0", "--tags", "neuron")
+        assert rc != 0
+        assert ("eagle3_neuron_sdk_version 2.33.0 is superseded by the patch release 2.33.1 of 2026-11-11, which fixes: "
+                "Neuron Runtime: Corrects the internal execution order") in out, out[-2000:]
+        assert HOST.run("dpkg-query -W -f '${Package} ${Version}\\n' 'aws-neuronx-*'").stdout == before
+        rc, out = play("-e", "eagle3_neuron_sdk_version=2.33.0", "-e", "eagle3_neuron_allow_superseded=true",
+                       "--tags", "neuron")
         assert rc != 0
         assert "The Neuron driver (aws-neuronx-dkms) is built by DKMS against linux-headers-" in out
         assert "Bad return status for module build" in out

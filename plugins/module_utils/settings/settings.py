@@ -193,7 +193,8 @@ def seconds(duration: Any) -> float | None:
 def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
     """The rules that span settings (no single setting's schema can say them), on values the schema already accepted,
     for each host as its values resolve there:
-    - on neuron the instance type is one whose NeuronCores and devices the project knows;
+    - on neuron the instance type is one whose NeuronCores and devices the project knows, and the release is not one
+      a newer patch of its minor supersedes (unless eagle3_neuron_allow_superseded);
     - eagle3_serve is none, best or one of the run's profiles, and serving needs an API key;
     - podman hosts share the machine's network: they serve on loopback only;
     - the CPU build serves only the rehearsal's generated models;
@@ -209,6 +210,8 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
         if accelerator == "neuron" and isinstance(get(table), Mapping) and instance not in get(table):
             out.append(f"eagle3_instance_type {instance} has no {what} the project knows of ({table} lists "
                        f"{', '.join(get(table))}); accelerator neuron needs one.")
+    if accelerator == "neuron" and get("eagle3_neuron_allow_superseded") is not True:
+        out += superseded_problems(get("eagle3_neuron_sdk_version"), get("eagle3_neuron_releases"))
     names = [p.get("name") for p in get("eagle3_profiles") or [] if isinstance(p, Mapping)]
     if isinstance(serve, str) and names and serve not in ["none", "best", *names]:
         out.append(f"eagle3_serve must be none, best or one of the run's profiles {', '.join(names)} (got \"{serve}\").")
@@ -244,6 +247,34 @@ def meaning_problems(values: Mapping[str, Any], fleet: int) -> list[str]:
                    f"{hours:.1f} h ({why}), more than eagle3_bench_max_hours {limit:g}: fewer prompts, or "
                    f"eagle3_bench_long_confirmed: true to run it.")
     return out
+
+
+RELEASE = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)")
+
+
+def superseded_by(version: Any, releases: Any) -> str | None:
+    """The newest row of the same minor as `version` with a higher patch number (2.33.1 for 2.33.0), or None."""
+    found = RELEASE.fullmatch(version) if isinstance(version, str) else None
+    if not found or not isinstance(releases, Mapping) or version not in releases:
+        return None
+    newer = [(int(m.group(3)), name) for name in releases if isinstance(name, str)
+             for m in [RELEASE.fullmatch(name)] if m and m.group(1, 2) == found.group(1, 2)
+             and int(m.group(3)) > int(found.group(3))]
+    return max(newer)[1] if newer else None
+
+
+def superseded_problems(version: Any, releases: Any) -> list[str]:
+    """A release a newer patch of its minor supersedes, refused naming the patch, its date and what it fixes."""
+    newer = superseded_by(version, releases)
+    if newer is None:
+        return []
+    patch = releases[newer].get("patch") if isinstance(releases[newer], Mapping) else None
+    patch = patch if isinstance(patch, Mapping) else {}
+    fixes = [f if f.endswith(".") else f + "." for f in (str(x).strip() for x in patch.get("fixes") or []) if f]
+    when = f" of {patch['released']}" if patch.get("released") else ""
+    return [f"eagle3_neuron_sdk_version {version} is superseded by the patch release {newer}{when}, which fixes: "
+            f"{' '.join(fixes) if fixes else 'see its release notes'} Select it (eagle3_neuron_sdk_version: "
+            f'"{newer}"), or set eagle3_neuron_allow_superseded: true to install {version} anyway.']
 
 
 def _rate_window(values: Mapping[str, Any]) -> tuple[float | None, float | None]:
