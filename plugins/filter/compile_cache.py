@@ -1,6 +1,7 @@
 """The compile cache's filters, thin entry points of plugins/module_utils/compile_cache/ (key.py: a unit environment
 file's entries and cache root, a failed start's reason; plan.py: where a host's cache comes from, after the wait and
-after the apply, and the line the play shows). The key itself is made by the action compile_cache_plan."""
+after the apply, and the line the play shows; server/start_failure.py: the causes of a failed start read from its
+journal). The key itself is made by the action compile_cache_plan."""
 from __future__ import annotations
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.key import (
@@ -21,8 +22,9 @@ DOCUMENTATION = r"""
     - C(eagle3_compile_cache_said(outcome, profile)) returns the line the play shows for a profile's compile cache.
     - C(eagle3_vllm_cache_root) returns VLLM_CACHE_ROOT as vLLM resolves it from a unit's environment file.
     - C(eagle3_env_file) returns the NAME=value entries of a unit's environment file.
-    - C(eagle3_compile_cache_failure) returns a failed start's reason, followed, when the start ran in cache-hit-only
-      mode, by what that mode means and the key's parts.
+    - C(eagle3_compile_cache_failure(reason, cache, journal)) returns a failed start's reason, followed, when the start
+      ran in cache-hit-only mode, by what that mode means and the key's parts, and, when the start's journal lines show
+      a cause the project knows a way out of (the Neuron plugin asking for on-device sampling), by the setting to add.
 """
 
 

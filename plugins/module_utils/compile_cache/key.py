@@ -17,7 +17,8 @@ The secrets file is not part of it (it is never read here). The OS and kernel ar
 does not depend on them, and a fleet's hosts launched weeks apart must still share.
 
 Pure (the filters of plugins/filter/compile_cache.py): eagle3_compile_cache_material builds the material from what the tasks read, eagle3_compile_cache_key hashes it,
-eagle3_compile_cache_diff names what differs between two materials (the refusal's message).
+eagle3_compile_cache_diff names what differs between two materials (the refusal's message), eagle3_compile_cache_failure
+words a failed start's reason.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import hashlib
 import json
 from typing import Any
 
+from ansible_collections.eagle3.trn2.plugins.module_utils.server.start_failure import with_start_failure_hints
 
 KEY_VERSION = 2
 # Where the host stores things, not what it compiles.
@@ -118,15 +120,18 @@ def eagle3_compile_cache_parts(material: Any) -> list[str]:
     return lines
 
 
-def eagle3_compile_cache_failure(reason: Any, cache: Any) -> str:
+def eagle3_compile_cache_failure(reason: Any, cache: Any, journal: Any = None) -> str:
     """The reason of a failed profile start; for a start in cache-hit-only mode (vllm_bench's compile_cache.yml:
     cache {'hit_only': true, 'key', 'state', 'canary', 'parts'}) followed by what that mode makes fatal and what the
-    key was made of, so that an operator sees which part the canary's build may have differed in."""
+    key was made of, so that an operator sees which part the canary's build may have differed in. Then, when the
+    start's journal lines show a cause the project knows a way out of, the setting that gets past it
+    (server/start_failure.py); without one the reason is as it was."""
     reason = "" if reason is None else str(reason)
-    if not isinstance(cache, dict) or not cache.get("hit_only"):
-        return reason
-    source = cache.get("state", "?") + (", from the canary %s" % cache["canary"] if cache.get("canary") else "")
-    return ("%s; this start ran in cache-hit-only mode (VLLM_NEURON_DISABLE_WARMUP_COMPILE=1, "
-            "NEURON_LIBTORCH_DISABLE_GRAPH_CAPTURE_BACKEND=1): a graph missing from the compile cache of key %s (%s) is "
-            "fatal. The key was made of: %s. Set eagle3_compile_cache_hit_only: false to let this host compile what is "
-            "missing" % (reason, cache.get("key", "?"), source, "; ".join(cache.get("parts") or ["(not recorded)"])))
+    if isinstance(cache, dict) and cache.get("hit_only"):
+        source = cache.get("state", "?") + (", from the canary %s" % cache["canary"] if cache.get("canary") else "")
+        reason = ("%s; this start ran in cache-hit-only mode (VLLM_NEURON_DISABLE_WARMUP_COMPILE=1, "
+                  "NEURON_LIBTORCH_DISABLE_GRAPH_CAPTURE_BACKEND=1): a graph missing from the compile cache of key %s "
+                  "(%s) is fatal. The key was made of: %s. Set eagle3_compile_cache_hit_only: false to let this host "
+                  "compile what is missing" % (reason, cache.get("key", "?"), source,
+                                               "; ".join(cache.get("parts") or ["(not recorded)"])))
+    return with_start_failure_hints(reason, journal)
