@@ -307,6 +307,9 @@ def row_yaml(release: str, row: dict[str, Any]) -> str:
     out += [f"      {name}: {q(version)}" for name, version in row["deb"].items()]
     out += ["    pip:"] + [f"      - {q(pin)}" for pin in row["pip"]]
     out += ["    constraints:"] + [f"      - {q(pin)}" for pin in row["constraints"]] if row["constraints"] else ["    constraints: []"]
+    if row.get("environment"):  # the server's environment the release needs, and why (vllm_service's unit)
+        out += ["    environment:"] + [f"      {k}: {q(v)}" for k, v in row["environment"].items()]
+        out.append(f"    environment_source: {q(row['environment_source'], 24)}")
     out += ["    python: [" + ", ".join(q(v) for v in row["python"]) + "]", "    dlami:"]
     out += [f"      {k}: {q(v)}" for k, v in row["dlami"].items()]
     if row["overrides"]:
