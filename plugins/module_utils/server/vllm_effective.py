@@ -82,8 +82,9 @@ def vllm_serve_options(options: dict[str, Any], overrides: dict[str, Any] | None
     `overrides` (a profile's own server_options) replace the option of the same name in either form:
     `{async-scheduling: true}` with overrides `{no-async-scheduling: true}` -> `{no-async-scheduling: true}`.
     """
-    if not isinstance(options, dict) or not isinstance(overrides or {}, dict):
-        raise ValueError(f"vllm_serve_options: expected a mapping of option names, got {type(options).__name__}")
+    for given in (options, overrides or {}):
+        if not isinstance(given, dict):
+            raise ValueError(f"vllm_serve_options: expected a mapping of option names, got {type(given).__name__}")
     if overrides:
         replaced = {_option_name(key) for key in overrides}
         options = {**{k: v for k, v in options.items() if _option_name(k) not in replaced}, **overrides}
