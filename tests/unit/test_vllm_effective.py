@@ -176,6 +176,9 @@ UPSTREAM_OFF = [
     "disable_padded_drafter_batch=True and will be disabled.",
     "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1297] Async scheduling will be disabled because it is not "
     "supported with the `ray` distributed executor backend. ",
+    # another release's wording of the same rule (vllm/config/vllm.py, found in the code index, version not known)
+    "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1270] Async scheduling is not yet supported with "
+    "pipeline_parallel_size > 1 and will be disabled.",
 ]
 # Logged when async scheduling is ON: not to be read as off.
 UPSTREAM_ON = [
@@ -264,3 +267,26 @@ def test_a_restart_forgets_the_older_starts_warning():
     later = [line.replace(SPEC_TEXT, "speculative_config=None") for line in
              (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()]
     assert vllm_effective_config(text.splitlines() + later)["scheduling"]["mode"] == "async"
+
+
+def test_a_neuron_plugin_declaring_device_cpu_is_not_the_cpu_build():
+    # Some vllm-neuron releases declare device_type "cpu": their start has the plugin line, the CPU build's has none.
+    lines = [line.replace("device_config=neuron", "device_config=cpu")
+             for line in (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()]
+    assert vllm_effective_config(lines)["scheduling"] == {"mode": "sync", "why": NEURON_SPEC}
+    assert vllm_effective_config([line.replace(SPEC_TEXT, "speculative_config=None") for line in lines])[
+        "scheduling"] == {"mode": "async", "why": NEURON_DEFAULT}
+
+
+def test_another_plugin_on_device_cpu_is_unknown():
+    lines = (STARTUP / "cpu-0.29.0-prefix-on.log").read_text().splitlines()
+    lines.insert(0, "(APIServer pid=812) INFO 11-29 17:41:01 [__init__.py:275] Platform plugin other is activated")
+    assert vllm_effective_config(lines)["scheduling"] == {
+        "mode": "unknown", "why": "no line of this start says (device_config=cpu, platform plugin other)"}
+
+
+def test_a_plugin_line_belongs_to_the_start_it_precedes():
+    neuron = (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()
+    cpu = (STARTUP / "cpu-0.29.0-prefix-on.log").read_text().splitlines()
+    assert vllm_effective_config(neuron + cpu)["scheduling"] == {"mode": "sync", "why": CPU_RULE}
+    assert vllm_effective_config(cpu + neuron)["scheduling"] == {"mode": "sync", "why": NEURON_SPEC}

@@ -47,10 +47,16 @@ ENGINE = re.compile(r"Initializing a V1 LLM engine \(v(?P<version>[^)]*)\) with 
 SPEC = re.compile(r"speculative_config=(?:None|SpeculativeConfig\(method=(?P<method>None|'[^']*'), "
                   r"model=(?P<model>None|'[^']*'), num_spec_tokens=(?P<k>None|\d+)\))")
 DEVICE = re.compile(r"(?:^|, )device_config=(?P<device>[^,]*)")
+# vllm/platforms/__init__.py (resolve_current_platform_cls_qualname): an out-of-tree platform is logged at INFO,
+# "Platform plugin %s is activated"; the built-in ones (cpu among them) only at DEBUG. Some vllm-neuron releases declare
+# device_type "cpu" (and the newer ones with VLLM_NEURON_CPU_MODE), so device_config=cpu alone does not mean the CPU
+# build: without a plugin line it does.
+PLUGIN = re.compile(r"Platform plugin (?P<plugin>\S+) is activated")
 # vLLM's own messages that async scheduling is off for this start (VllmConfig.__post_init__, quoted above); "Disabling
 # NCCL ... when using async scheduling" and "Disabling cascade attention (not yet compatible with async speculative
 # decoding)" are logged when it is ON, and neither has "async scheduling" followed by one of these.
-ASYNC_OFF = re.compile(r"async scheduling (?:is |will be )?(?:disabled|not supported|not compatible)", re.IGNORECASE)
+ASYNC_OFF = re.compile(r"async scheduling (?:is |will be )?(?:disabled|not (?:yet )?supported|not compatible)",
+                       re.IGNORECASE)
 # The vllm-neuron plugin's startup warning, known only from its features guide ("Setting `--speculative-config`
 # disables async scheduling automatically with a startup warning"): any line naming async scheduling, a disabling and
 # speculation, in any case and order.
@@ -59,9 +65,9 @@ NEURON_OFF = (re.compile(r"async.scheduling", re.IGNORECASE), re.compile(r"disab
 CPU_RULE = ("device_config=cpu: vllm/platforms/cpu.py (CpuPlatform.check_and_update_config: \"async scheduling is not "
             "required on CPU\") sets scheduler_config.async_scheduling = False on every start, after the options, "
             "without a log line")
-NEURON_DEFAULT = ("device_config=neuron and no line of this start says otherwise: vllm-neuron's features guide, "
+NEURON_DEFAULT = ("vllm-neuron and no line of this start says otherwise: its features guide, "
                   "\"Async scheduling is on by default\"")
-NEURON_SPEC = ("device_config=neuron with a speculative_config: vllm-neuron's features guide, \"Setting "
+NEURON_SPEC = ("vllm-neuron with a speculative_config: its features guide, \"Setting "
                "`--speculative-config` disables async scheduling automatically\" (its warning line not found)")
 ENGINE_FIELDS = {  # VllmConfig.__str__ field -> parser
     "max_seq_len": int,
@@ -129,19 +135,24 @@ def vllm_effective_config(log: str | list[str]) -> dict[str, Any]:
     lines = log.splitlines() if isinstance(log, str) else list(log)
     non_default: dict[str, Any] | None = None
     engine: dict[str, Any] | None = None
-    version = device = off = None
+    version = device = off = plugin = None
+    preamble = None  # a plugin line since the last engine line: the next start's, logged before its non-default args
     for line in lines:
         if NON_DEFAULT in line:
             parsed = _non_default_args(line.split(NON_DEFAULT, 1)[1].strip())
             if parsed is not None:
                 # a new start: forget the older engine line and what the older start said about its scheduling
-                non_default, engine, version, device, off = parsed, None, None, None, None
+                non_default, engine, version, device, off, plugin = parsed, None, None, None, None, preamble
             continue
         match = ENGINE.search(line)
         if match is None:
-            if _says_async_off(line):
+            found_plugin = PLUGIN.search(line)
+            if found_plugin:
+                plugin = preamble = found_plugin.group("plugin")
+            elif _says_async_off(line):
                 off = line.strip()
             continue
+        preamble = None
         config = match.group("config")
         version = match.group("version")
         found_device = DEVICE.search(config)
@@ -156,7 +167,7 @@ def vllm_effective_config(log: str | list[str]) -> dict[str, Any]:
         else:
             engine["speculative"] = {"method": _literal(spec.group("method")), "model": _literal(spec.group("model")),
                                      "num_speculative_tokens": _literal(spec.group("k"))}
-    scheduling = vllm_scheduling(off, non_default, device, (engine or {}).get("speculative"))
+    scheduling = vllm_scheduling(off, non_default, device, (engine or {}).get("speculative"), plugin)
     return {"found": engine is not None, "vllm_version": version, "non_default_args": non_default, "engine": engine,
             "scheduling": scheduling}
 
@@ -166,26 +177,29 @@ def _says_async_off(line: str) -> bool:
 
 
 def vllm_scheduling(off_line: str | None, non_default: dict[str, Any] | None, device: str | None,
-                    speculative: Any = None) -> dict[str, str]:
+                    speculative: Any = None, plugin: str | None = None) -> dict[str, str]:
     """{"mode": "async" | "sync" | "unknown", "why": the evidence} of one start, first match wins:
 
     1. a line of the start saying async scheduling is off (vLLM's own, or the vllm-neuron warning's words): sync;
-    2. the CPU build (device_config=cpu): sync, whatever was asked, as cpu.py forces it after the options;
+    2. the CPU build (device_config=cpu, no platform plugin): sync, whatever was asked, as cpu.py forces it after the
+       options;
     3. the non-default args' async_scheduling (--async-scheduling / --no-async-scheduling given);
-    4. vllm-neuron (device_config=neuron), per its features guide: sync with a speculative_config, else async;
+    4. vllm-neuron (its plugin line, or device_config=neuron without another plugin), per its features guide: sync
+       with a speculative_config, else async;
     5. otherwise unknown (on other platforms the engine enables it silently unless the platform turns it off silently,
        as cpu.py does: nothing in the log tells the two apart).
     """
     if off_line:
         return {"mode": "sync", "why": off_line}
-    if device == "cpu":
+    if device == "cpu" and plugin is None:
         return {"mode": "sync", "why": CPU_RULE}
     asked = (non_default or {}).get("async_scheduling")
     if isinstance(asked, bool):
         return {"mode": "async" if asked else "sync", "why": f"non-default args: 'async_scheduling': {asked!r}"}
-    if device == "neuron":
+    if plugin == "neuron" or (plugin is None and device == "neuron"):
         return {"mode": "sync", "why": NEURON_SPEC} if speculative else {"mode": "async", "why": NEURON_DEFAULT}
-    return {"mode": "unknown", "why": f"no line of this start says (device_config={device or 'not found'})"}
+    where = f"device_config={device or 'not found'}" + (f", platform plugin {plugin}" if plugin else "")
+    return {"mode": "unknown", "why": f"no line of this start says ({where})"}
 
 
 def _asked_bool(config: dict[str, Any], key: str) -> bool | None:
