@@ -81,12 +81,18 @@ def test_sweep_report_files_have_real_values(tmp_path):
     assert k4["per_position_acceptance_pct"].split() == ["100.0"] * 4  # fractions in the JSON, percent here
     assert k4["cost_usd_per_1m_output_tokens"] == ""  # no price set
     assert {r["run_verdict"] for r in rows} == {"OK"}  # the run's verdict on every row, as verdict.json says
-    # every column but the names and the verdict carries its unit
-    assert all(c in ("host", "profile", "run_verdict", "rounds") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
+    # the CPU build schedules sync: every speedup compares like for like (a run recorded before the mode was: the
+    # manifest's deployment names vllm-cpu)
+    assert [(r["scheduling"], r["scheduling_comparison"]) for r in rows] == [("sync", "like for like")] * 4
+    # every column but the names, the words and the verdict carries its unit
+    assert all(c in ("host", "profile", "run_verdict", "rounds", "scheduling", "scheduling_comparison") or c.endswith(("_tok_per_s", "_ms", "_x", "_pct", "_tokens", "_requests",
                                                        "num_prompts", "_per_1m_output_tokens")) for c in rows[0])
     md = (run / "report.md").read_text()
     assert "**Verdict: OK**" in md and "recommended eagle3-k4, the fastest profile passing every enforced gate" in md
     assert "no price set" in md
+    k2_row = next(line for line in md.splitlines() if line.startswith("| rehearsal-1 | eagle3-k2 | 1 |"))
+    assert "x | baseline sync, eagle3-k2 sync (like for like) |" in k2_row
+    assert "scheduling rehearsal-1: eagle3-k2 like for like; eagle3-k3 like for like; eagle3-k4 like for like" in md
     html = (run / "report.html").read_text()
     offline = html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "http://" not in offline and "https://" not in offline  # self-contained: no network assets

@@ -40,6 +40,21 @@ def test_k_from_the_command_line_is_parsed(given, names):
     assert [p["name"] for p in eagle3_profiles(given, "d")] == names
 
 
+@pytest.mark.parametrize("same", [True, "true"])
+def test_same_scheduling_gives_the_baseline_no_async_scheduling(same):
+    # eagle3_bench_same_scheduling: the baseline alone is told to schedule sync, as vllm-neuron's speculative servers
+    # do; -e passes a text, converted as the schema converts it.
+    profiles = eagle3_profiles([2, 3], "/var/lib/eagle3/models/draft", same_scheduling=same)
+    assert profiles[0] == {"name": "baseline", "server_options": {"no-async-scheduling": True}}
+    assert all("server_options" not in p for p in profiles[1:])
+    assert settings_problems({"eagle3_profiles": profiles}, templated=["eagle3_profiles"]) == []
+
+
+def test_by_default_no_profile_has_options_of_its_own():
+    assert all("server_options" not in p for p in eagle3_profiles([2, 3], "d"))
+    assert all("server_options" not in p for p in eagle3_profiles([3], "d", same_scheduling="false"))
+
+
 def test_each_profile_carries_its_unit_and_config_names():
     files = eagle3_profile_files(eagle3_profiles([2, 3], "d"))
     assert [(p["name"], p["unit"], p["config"]) for p in files] == [

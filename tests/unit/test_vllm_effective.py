@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.eagle3.trn2.plugins.module_utils.server.vllm_effective import (
-    vllm_config_mismatches, vllm_effective_config, vllm_serve_options)
+    CPU_RULE, NEURON_DEFAULT, NEURON_SPEC, vllm_config_mismatches, vllm_effective_config, vllm_serve_options)
 
 STARTUP = Path(__file__).resolve().parents[1] / "fixtures" / "startup"
 OPTIONS = yaml.safe_load((Path(__file__).resolve().parents[2] / "roles/settings/defaults/main/settings.yml").read_text())["eagle3_server_options_defaults"]
@@ -69,6 +69,17 @@ def test_a_plain_false_is_lost_by_both_loaders(loader):
 ])
 def test_false_booleans_become_their_no_form(given, rendered):
     assert vllm_serve_options(given) == rendered
+
+
+@pytest.mark.parametrize("shared", [{}, {"async-scheduling": True}, {"async-scheduling": False},
+                                    {"no-async-scheduling": False}, {"no-async-scheduling": True}])
+def test_a_profiles_own_options_win_over_the_shared_ones_in_either_form(shared):
+    # The baseline's no-async-scheduling (eagle3_bench_same_scheduling) replaces whatever the shared options say of it.
+    got = vllm_serve_options(dict(OPTIONS, **shared), {"no-async-scheduling": True})
+    assert got["no-async-scheduling"] is True and "async-scheduling" not in got
+    assert got["no-enable-prefix-caching"] is True and got["max-num-seqs"] == 2
+    for loader in (load_config_file_024, lambda c: load_config_file_029(c, ROOT_VLLM_OPTIONS)):
+        assert "--no-async-scheduling" in loader(got)
 
 
 def test_an_option_and_its_no_form_together_are_refused():
@@ -154,3 +165,128 @@ def test_non_default_args_with_an_object_repr_still_yield_their_scalars():
             "'enable_prefix_caching': False, 'compilation_config': CompilationConfig(level=None, mode=3)}")
     got = vllm_effective_config([line])["non_default_args"]
     assert got == {"model": "m", "max_num_seqs": 2, "enable_prefix_caching": False}
+
+
+# The scheduling mode: VllmConfig.__str__ does not print async_scheduling, so it is read from what does show it.
+# vLLM 0.29.0's own messages (vllm/config/vllm.py, VllmConfig.__post_init__), with the journal's prefix.
+UPSTREAM_OFF = [
+    "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1281] Async scheduling not supported with ngram-based "
+    "speculative decoding and will be disabled.",
+    "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1291] Async scheduling is not compatible with "
+    "disable_padded_drafter_batch=True and will be disabled.",
+    "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1297] Async scheduling will be disabled because it is not "
+    "supported with the `ray` distributed executor backend. ",
+    # another release's wording of the same rule (vllm/config/vllm.py, found in the code index, version not known)
+    "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1270] Async scheduling is not yet supported with "
+    "pipeline_parallel_size > 1 and will be disabled.",
+]
+# Logged when async scheduling is ON: not to be read as off.
+UPSTREAM_ON = [
+    "(APIServer pid=812) INFO 11-29 17:41:04 [vllm.py:1318] Disabling NCCL for DP synchronization when using async "
+    "scheduling.",
+    "(APIServer pid=812) WARNING 11-29 17:41:04 [vllm.py:1332] Disabling cascade attention (not yet compatible with "
+    "async speculative decoding).",
+]
+
+
+def _engine_on(device: str, text: str) -> list[str]:
+    """A start of the baseline fixture with its engine line on another device."""
+    return [line.replace("device_config=cpu", f"device_config={device}") for line in text.splitlines()]
+
+
+def test_the_cpu_build_schedules_sync_by_its_platform_rule():
+    # cpu.py forces it and logs nothing: the rule is the evidence, named with its source.
+    for name in ("cpu-0.29.0-prefix-on.log", "cpu-0.29.0-eagle3-fixed.log"):
+        assert effective(name)["scheduling"] == {"mode": "sync", "why": CPU_RULE}
+    assert "vllm/platforms/cpu.py" in CPU_RULE
+
+
+def test_the_cpu_rule_wins_over_an_asked_async_scheduling():
+    # cpu.py runs after the options are resolved: an asked --async-scheduling is overridden, and the config check
+    # names the difference.
+    lines = (STARTUP / "cpu-0.29.0-prefix-on.log").read_text().splitlines()
+    lines[0] = lines[0].replace("'max_num_seqs': 2}", "'max_num_seqs': 2, 'async_scheduling': True}")
+    got = vllm_effective_config(lines)
+    assert got["non_default_args"]["async_scheduling"] is True and got["scheduling"]["mode"] == "sync"
+    assert vllm_config_mismatches(got, {"async-scheduling": True}) == [
+        f"async_scheduling: asked True, engine schedules sync ({CPU_RULE})"]
+    assert vllm_config_mismatches(got, {"no-async-scheduling": True}) == []
+
+
+@pytest.mark.parametrize("line", UPSTREAM_OFF)
+def test_vllms_own_line_says_sync(line):
+    lines = _engine_on("cuda", (STARTUP / "cpu-0.29.0-prefix-on.log").read_text())
+    got = vllm_effective_config(lines[:1] + [line] + lines[1:])
+    assert got["scheduling"] == {"mode": "sync", "why": line.strip()}
+
+
+@pytest.mark.parametrize("line", UPSTREAM_ON)
+def test_lines_logged_with_async_on_are_not_read_as_off(line):
+    lines = _engine_on("cuda", (STARTUP / "cpu-0.29.0-prefix-on.log").read_text())
+    got = vllm_effective_config(lines[:1] + [line] + lines[1:])
+    assert got["scheduling"]["mode"] == "unknown"
+
+
+@pytest.mark.parametrize(("asked", "mode"), [(True, "async"), (False, "sync")])
+def test_the_non_default_args_decide_elsewhere(asked, mode):
+    lines = _engine_on("cuda", (STARTUP / "cpu-0.29.0-prefix-on.log").read_text())
+    lines[0] = lines[0].replace("'max_num_seqs': 2}", f"'max_num_seqs': 2, 'async_scheduling': {asked}}}")
+    assert vllm_effective_config(lines)["scheduling"] == {
+        "mode": mode, "why": f"non-default args: 'async_scheduling': {asked}"}
+
+
+def test_nothing_said_and_no_rule_is_unknown():
+    got = vllm_effective_config(_engine_on("cuda", (STARTUP / "cpu-0.29.0-prefix-on.log").read_text()))
+    assert got["scheduling"] == {"mode": "unknown", "why": "no line of this start says (device_config=cuda)"}
+    assert vllm_effective_config([])["scheduling"]["mode"] == "unknown"
+
+
+def test_the_neuron_plugins_warning_says_sync():
+    # The plugin's warning, made from its features guide's sentence (tests/fixtures/startup/README.md).
+    got = effective("neuron-0.24.0-tp8-eagle3-async-warning.log")
+    assert got["scheduling"]["mode"] == "sync"
+    assert got["scheduling"]["why"].endswith("Setting --speculative-config disables async scheduling automatically.")
+
+
+def test_neuron_without_the_warning_follows_its_features_guide():
+    assert effective("neuron-0.24.0-tp8-eagle3.log")["scheduling"] == {"mode": "sync", "why": NEURON_SPEC}
+    lines = (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()
+    baseline = [line.replace(SPEC_TEXT, "speculative_config=None") for line in lines]
+    assert vllm_effective_config(baseline)["scheduling"] == {"mode": "async", "why": NEURON_DEFAULT}
+    # The same-scheduling baseline (--no-async-scheduling): the args say sync.
+    baseline[1] = baseline[1].replace("'max_num_seqs': 2,", "'max_num_seqs': 2, 'async_scheduling': False,")
+    assert vllm_effective_config(baseline)["scheduling"]["mode"] == "sync"
+
+
+SPEC_TEXT = ("speculative_config=SpeculativeConfig(method='eagle3', model='RedHatAI/Llama-3.1-8B-Instruct-speculator."
+             "eagle3', num_spec_tokens=3)")
+
+
+def test_a_restart_forgets_the_older_starts_warning():
+    text = (STARTUP / "neuron-0.24.0-tp8-eagle3-async-warning.log").read_text()
+    later = [line.replace(SPEC_TEXT, "speculative_config=None") for line in
+             (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()]
+    assert vllm_effective_config(text.splitlines() + later)["scheduling"]["mode"] == "async"
+
+
+def test_a_neuron_plugin_declaring_device_cpu_is_not_the_cpu_build():
+    # Some vllm-neuron releases declare device_type "cpu": their start has the plugin line, the CPU build's has none.
+    lines = [line.replace("device_config=neuron", "device_config=cpu")
+             for line in (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()]
+    assert vllm_effective_config(lines)["scheduling"] == {"mode": "sync", "why": NEURON_SPEC}
+    assert vllm_effective_config([line.replace(SPEC_TEXT, "speculative_config=None") for line in lines])[
+        "scheduling"] == {"mode": "async", "why": NEURON_DEFAULT}
+
+
+def test_another_plugin_on_device_cpu_is_unknown():
+    lines = (STARTUP / "cpu-0.29.0-prefix-on.log").read_text().splitlines()
+    lines.insert(0, "(APIServer pid=812) INFO 11-29 17:41:01 [__init__.py:275] Platform plugin other is activated")
+    assert vllm_effective_config(lines)["scheduling"] == {
+        "mode": "unknown", "why": "no line of this start says (device_config=cpu, platform plugin other)"}
+
+
+def test_a_plugin_line_belongs_to_the_start_it_precedes():
+    neuron = (STARTUP / "neuron-0.24.0-tp8-eagle3.log").read_text().splitlines()
+    cpu = (STARTUP / "cpu-0.29.0-prefix-on.log").read_text().splitlines()
+    assert vllm_effective_config(neuron + cpu)["scheduling"] == {"mode": "sync", "why": CPU_RULE}
+    assert vllm_effective_config(cpu + neuron)["scheduling"] == {"mode": "sync", "why": NEURON_SPEC}

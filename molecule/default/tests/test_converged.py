@@ -298,6 +298,8 @@ def test_manifest_carries_the_effective_config(profile):
     assert effective["vllm_version"] == "0.29.0"
     assert effective["engine"]["enable_prefix_caching"] is False
     assert (effective["engine"]["max_seq_len"], effective["non_default_args"]["max_num_seqs"]) == (2048, 2)
+    # The CPU build schedules sync, by its platform (vllm/platforms/cpu.py), whatever the profile.
+    assert effective["scheduling"]["mode"] == "sync" and "vllm/platforms/cpu.py" in effective["scheduling"]["why"]
     spec = effective["engine"]["speculative"]
     if profile == "baseline":
         assert spec is None

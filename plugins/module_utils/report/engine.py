@@ -15,6 +15,8 @@ from ansible_collections.eagle3.trn2.plugins.module_utils.report.gates import (
     eagle3_gate_settings, eagle3_gates, eagle3_verdict)
 from ansible_collections.eagle3.trn2.plugins.module_utils.server.serving import eagle3_serving, eagle3_serving_lines
 from ansible_collections.eagle3.trn2.plugins.module_utils.report.timeline import eagle3_timeline, eagle3_timeline_lines
+from ansible_collections.eagle3.trn2.plugins.module_utils.report.scheduling import (eagle3_scheduling,
+                                                                                    eagle3_scheduling_lines)
 from ansible_collections.eagle3.trn2.plugins.module_utils.results.numbers import is_number as _is_number
 from ansible_collections.eagle3.trn2.plugins.module_utils.results.result_checks import check_run
 from ansible_collections.eagle3.trn2.plugins.module_utils.results import bands as _bands
@@ -72,16 +74,19 @@ def _rounds_line(rows: dict[str, list[dict[str, Any]]]) -> str:
             "the sweep rest on the lower bound, a tie (the paired ratio's interval containing 1) goes to the smaller k")
 
 
-def _sweep_line(host: str, sweep: dict[str, Any]) -> str:
+def _sweep_line(host: str, sweep: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     if not sweep["winner"]:
         return f"{host}: no profile recommended, {sweep['why']}"
+    winner = next((r for r in rows if r["profile"] == sweep["winner"]), {})
+    sched = ((winner.get("scheduling") or {}).get("comparison"))
+    sched = f", scheduling {sched}" if sched else ""
     if sweep.get("winner_speedup_low") is not None:
         return (f"{host}: recommended {sweep['winner']} ({sweep['winner_output_throughput']:.1f} tok/s, "
-                f"{sweep['winner_speedup']:.2f}x, lower bound {sweep['winner_speedup_low']:.2f}x) among the profiles "
-                f"passing every enforced gate: {sweep['decided_by']}")
+                f"{sweep['winner_speedup']:.2f}x, lower bound {sweep['winner_speedup_low']:.2f}x{sched}) among the "
+                f"profiles passing every enforced gate: {sweep['decided_by']}")
     line = (f"{host}: recommended {sweep['winner']}, the fastest profile passing every enforced gate "
             f"({sweep['winner_output_throughput']:.1f} tok/s")
-    line += f", {sweep['winner_speedup']:.2f}x)" if sweep.get("winner_speedup") is not None else ")"
+    line += f", {sweep['winner_speedup']:.2f}x{sched})" if sweep.get("winner_speedup") is not None else ")"
     if sweep["differs"]:
         line += (f"; best acceptance is {sweep['best_acceptance']} ({sweep['best_acceptance_rate']:.1f} %): "
                  "pick by throughput, as the tutorial advises")
@@ -113,11 +118,15 @@ def _band_marks(rows: dict[str, list[dict[str, Any]]], band_key: dict[str, Any] 
 
 
 def _speedup_text(row: dict[str, Any]) -> str:
+    """The speedup with its interval (or "one sample") and the schedulers it compares (scheduling.py)."""
     interval = row.get("speedup_interval") or {}
     if interval.get("low") is not None:
-        return (f"speedup {row['speedup']:.2f}x [{interval['low']:.2f}, {interval['high']:.2f}] "
+        text = (f"speedup {row['speedup']:.2f}x [{interval['low']:.2f}, {interval['high']:.2f}] "
                 f"(95 % interval over {interval['n']} rounds, paired by round)")
-    return f"speedup {row['speedup']:.2f}x (one sample: 1 round, no interval)"
+    else:
+        text = f"speedup {row['speedup']:.2f}x (one sample: 1 round, no interval)"
+    scheduling = row.get("scheduling") or {}
+    return text + (f", {scheduling['text']}" if scheduling.get("text") else "")
 
 
 def _acceptance_text(host: str, row: dict[str, Any], gate_results: list[dict[str, Any]],
@@ -146,7 +155,7 @@ def _headline(ok: bool, verdict: dict[str, Any], rows: dict[str, list[dict[str, 
     hosts = []
     for host in sorted(set(sweep) | set(failed)):
         entry: dict[str, Any] = {"host": host, "profile": None, "speedup": None, "speedup_low": None,
-                                 "speedup_high": None, "rounds": None}
+                                 "speedup_high": None, "rounds": None, "scheduling": None}
         if host in failed:
             entry["text"] = f"{host}: failed, no profile recommended ({failed[host]})"
         elif not sweep[host]["winner"]:
@@ -158,7 +167,8 @@ def _headline(ok: bool, verdict: dict[str, Any], rows: dict[str, list[dict[str, 
             among = (f" among {s['profiles']} speculative profiles" if s["profiles"] > 1
                      else " (the only speculative profile)")
             entry.update(profile=s["winner"], speedup=row.get("speedup"), speedup_low=interval.get("low"),
-                         speedup_high=interval.get("high"), rounds=row.get("rounds"))
+                         speedup_high=interval.get("high"), rounds=row.get("rounds"),
+                         scheduling=(row.get("scheduling") or {}).get("comparison"))
             entry["text"] = (f"{host}: recommended {s['winner']}, {_speedup_text(row)}; "
                              f"{_acceptance_text(host, row, gate_results, marks)}; decided by {s['decided_by']}{among}")
         hosts.append(entry)
@@ -299,6 +309,11 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     pooled = {h: {p: _rounds.pooled(docs) for p, docs in per_round[h].items()} for h in usable}
     rows = {h: _rounds.with_intervals(eagle3_compare(pooled[h], baseline, price), per_round[h], baseline)
             for h in usable}
+    # Which schedulers each speedup compares (async or sync per profile, from the manifest or the result's metadata).
+    scheduling = {h: eagle3_scheduling(loaded[h]["manifest"], loaded[h]["results"], baseline) for h in usable}
+    for h in usable:
+        for row in rows[h]:
+            row["scheduling"] = scheduling[h].get(row["profile"])
     judged = [h for h in usable if h not in failed]
     rule = eagle3_gate_settings(gates)["parity"]
     parity = {h: eagle3_parity_rule(loaded[h]["completions"], baseline,
@@ -347,7 +362,8 @@ def _report(run: dict[str, Any], hosts: list[str] | None, gates: dict[str, Any] 
     lines += [f"NO EVIDENCE: {r}" for r in verdict["reasons"]]
     if rows:
         lines.append(_rounds_line(rows))
-    lines += [_sweep_line(h, s) for h, s in sorted(sweep.items()) if s["profiles"] > 1]
+    lines += [line for h in usable for line in eagle3_scheduling_lines(h, scheduling[h], baseline)]
+    lines += [_sweep_line(h, s, rows[h]) for h, s in sorted(sweep.items()) if s["profiles"] > 1]
     # The parity verdict of each profile, "N of M prompts identical (rule: ...)": a failing one is a FAIL line below.
     lines += [f"parity {h}: {v['message']}" for h, j in sorted(parity.items()) for v in j["profiles"] if v["ok"]]
     lines += [f"FAIL [{g['gate']}] {g['host']}: {g['message']}" for g in verdict["failing"]]

@@ -171,6 +171,9 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
             speedup = row.get("speedup")
             minimum = float(conf["speedup"]["min"])
             interval = row.get("speedup_interval") or {}
+            # the schedulers the speedup compares, where the report engine found them (report/scheduling.py)
+            sched = (row.get("scheduling") or {}).get("text")
+            sched = f" ({sched})" if sched else ""
             if speedup is None:
                 add("speedup", host, name, False, None, minimum, f"{name}: no baseline to compute a speedup")
             elif interval.get("low") is not None:
@@ -179,11 +182,11 @@ def eagle3_gates(hosts: dict[str, list[dict[str, Any]]], gates: dict[str, dict[s
                 add("speedup", host, name, ok, interval["low"], minimum,
                     f"{name}: speedup {speedup:.2f}x [{interval['low']:.2f}, {interval['high']:.2f}] over "
                     f"{interval['n']} rounds, its lower bound {shown}x {'meets' if ok else 'is below'} the floor of "
-                    f"at least {limit}x")
+                    f"at least {limit}x{sched}")
             else:
                 shown, limit, ok = eagle3_shown(speedup, minimum, True, 2)
                 add("speedup", host, name, ok, speedup, minimum,
-                    f"{name}: speedup {shown}x {'meets' if ok else 'is below'} the floor of at least {limit}x")
+                    f"{name}: speedup {shown}x {'meets' if ok else 'is below'} the floor of at least {limit}x{sched}")
             result = (results or {}).get(host, {}).get(name, {})
             positions = result.get("spec_decode_per_position_acceptance_rates")
             if key and isinstance(positions, list) and positions:

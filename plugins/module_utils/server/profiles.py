@@ -40,18 +40,28 @@ LAYOUT: dict[str, Any] = {
 }
 
 
+# What the baseline's server is given to schedule as the speculative servers do: vllm-neuron turns async scheduling off
+# when --speculative-config is set (its features guide, "Speculative decoding (EAGLE3)"), so a baseline left at the
+# default (async) is compared with sync speculative servers. vLLM's --no-async-scheduling (0.24 and 0.29 alike).
+SAME_SCHEDULING = {"no-async-scheduling": True}
+
+
 def eagle3_profiles(ks: Iterable[int] | int, draft: str, method: str = "eagle3",
-                    baseline: str = BASELINE) -> list[dict[str, Any]]:
+                    baseline: str = BASELINE, same_scheduling: bool | str = False) -> list[dict[str, Any]]:
     """Baseline first, then one speculative profile per k.
 
     One k gives the profile name "<method>" (the tutorial's plain run); several give
-    "<method>-k<k>" each (a sweep).
+    "<method>-k<k>" each (a sweep). With same_scheduling (eagle3_bench_same_scheduling) the baseline carries
+    server_options {no-async-scheduling: true}, which its config gets over the shared server options.
     """
     # -e eagle3_num_speculative_tokens=2,3,4 passes a text: converted as the schema converts it. The values are
     # judged by the schema only (plugins/module_utils/settings/settings_schema.yml: the setting, and each profile made here).
     ks = convert(ks, schema()["properties"]["eagle3_num_speculative_tokens"])
+    same_scheduling = convert(same_scheduling, schema()["properties"]["eagle3_bench_same_scheduling"])
     values = ks if isinstance(ks, list) else [ks]
     profiles: list[dict[str, Any]] = [{"name": baseline}]
+    if same_scheduling is True:
+        profiles[0]["server_options"] = dict(SAME_SCHEDULING)
     for k in values:
         name = method if len(values) == 1 else f"{method}-k{k}"
         profiles.append({
