@@ -24,6 +24,17 @@ from typing import Any
 
 from ansible import constants as C
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
+from ansible.release import __version__ as ANSIBLE_CORE
+
+
+def checks_done(attempts: Any, core_version: str = ANSIBLE_CORE) -> Any:
+    """The number of the check that has just run, from the C(attempts) of a retry's result. ansible-core 2.21 hands
+    the retry callback the number of the attempt about to run (task_executor: attempt + 1), 2.19 the one that ran;
+    "check N" names the check that found the job still running on both."""
+    if not isinstance(attempts, int) or isinstance(attempts, bool):
+        return attempts
+    major, minor = (int(part) for part in core_version.split(".")[:2])
+    return attempts - 1 if (major, minor) >= (2, 21) else attempts
 
 
 def progress_text(result: dict[str, Any], task_name: str = "") -> str | None:
@@ -50,7 +61,10 @@ class CallbackModule(DefaultCallback):
     CALLBACK_NAME = "eagle3_progress"
 
     def v2_runner_retry(self, result) -> None:
-        text = progress_text(result.result, result.task_name or str(result.task))
+        shown = dict(result.result)
+        if "attempts" in shown:
+            shown["attempts"] = checks_done(shown["attempts"])
+        text = progress_text(shown, result.task_name or str(result.task))
         if text is None:
             super().v2_runner_retry(result)
             return

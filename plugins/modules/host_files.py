@@ -22,7 +22,8 @@ description:
   - Check mode writes nothing and reports what would change; with --diff each changed file's diff is returned, as the
     C(template) module returns it. The result's C(invocation) names each file's size and SHA-256, never its content
     (the C(template) module's invocation names its source, not the text; a log or an AWX job event keeps the
-    invocation).
+    invocation). ansible-core 2.21 and later keep a result's invocation only with C(inject_invocation) on, and
+    then this one.
 options:
   files:
     description: The entries, each C(path) (absolute) with C(state) (file, directory or absent; default file),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -31,10 +32,14 @@ def run(*argv: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedP
                           env=dict(os.environ, **(env or {})), stdin=subprocess.DEVNULL)
 
 
-def requirements(text: str) -> dict[str, Requirement]:
-    """{name: requirement} of a pip requirements text (comments and blank lines skipped, no -r)."""
+def requirements(text: str, python: str | None = None) -> dict[str, Requirement]:
+    """{name: requirement} of a pip requirements text (comments and blank lines skipped, no -r); with python (a
+    python_version such as "3.12"), only the lines whose markers hold for that Python."""
     lines = [re.sub(r"(^|\s)#.*$", "", line).strip() for line in text.splitlines()]
     reqs = [Requirement(line) for line in lines if line]
+    if python is not None:
+        env = {**default_environment(), "python_version": python, "python_full_version": f"{python}.0"}
+        reqs = [r for r in reqs if r.marker is None or r.marker.evaluate(env)]
     return {r.name.lower(): r for r in reqs}
 
 
@@ -82,7 +87,8 @@ def test_build_context_layout(context):
 def test_containerfile_installs_the_python_and_system_requirements(containerfile):
     assert 'ARG EE_BASE_IMAGE="quay.io/centos/centos:stream9"' in containerfile
     assert "FROM $EE_BASE_IMAGE AS base" in containerfile
-    assert 'ARG PYCMD="/usr/bin/python3.11"' in containerfile
+    assert 'ARG PYCMD="/usr/bin/python3.12"' in containerfile
+    assert 'ARG PYPKG="python3.12"' in containerfile
     # builder stage: the collection's Python and bindep files go to introspect, then assemble builds the wheels
     # and lists the system packages
     assert "COPY _build/requirements.txt requirements.txt" in containerfile
@@ -104,8 +110,10 @@ def test_containerfile_installs_the_pinned_collections_and_ansible_core(containe
                and "-r requirements.yml" in line and '--collections-path "/usr/share/ansible/collections"' in line
                for line in galaxy)
     refs = next(line for line in containerfile if line.startswith("ARG ANSIBLE_INSTALL_REFS="))
-    controller = requirements((ROOT / "requirements.txt").read_text().replace("-r requirements-collection.txt", ""))
-    # the image runs the ansible-core the suite runs (one pin in requirements.txt, the same in the definition)
+    controller = requirements((ROOT / "requirements.txt").read_text().replace("-r requirements-collection.txt", ""),
+                              python="3.12")
+    # the image runs the ansible-core the suite runs on its Python (requirements.txt's pin for Python 3.12, the same
+    # in the definition)
     assert f"ansible-core=={pin(controller['ansible-core'])}" in refs.split('"')[1].split()
     assert any(ref.startswith("ansible-runner==") for ref in refs.split('"')[1].split())
     assert "RUN $PYCMD -m pip install --no-cache-dir $ANSIBLE_INSTALL_REFS" in containerfile

@@ -142,7 +142,9 @@ def test_the_module_in_a_real_playbook(tmp_path):
 
 def test_the_logged_invocation_names_each_files_digest_never_its_text(tmp_path):
     """What a log keeps (the JSON callback, as AWX keeps job events; -vvv): each file's size and SHA-256, not its text,
-    as the template module logs its source and not the rendered text. Without --diff nothing shows the text."""
+    as the template module logs its source and not the rendered text. Without --diff nothing shows the text.
+    ansible-core 2.21 drops every result's invocation unless inject_invocation is on (2.19 has no such setting and
+    always keeps it): the run turns it on, so that the invocation is there to be checked on both."""
     marker = "HF_HOME=/mnt/marker-7f3c\n"
     book = tmp_path / "play.yml"
     book.write_text(f"""---
@@ -153,11 +155,13 @@ def test_the_logged_invocation_names_each_files_digest_never_its_text(tmp_path):
     - name: Write it
       eagle3.trn2.host_files: {{files: [{{path: "{tmp_path}/vllm.env", content: {json.dumps(marker)}}}]}}
 """)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+               ANSIBLE_INJECT_INVOCATION="true")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
                            "-e", f"ansible_python_interpreter={sys.executable}", str(book)],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert (tmp_path / "vllm.env").read_text() == marker
+    assert '"invocation"' in proc.stdout
     assert "marker-7f3c" not in proc.stdout + proc.stderr
     assert f"({len(marker)} bytes, sha256 {hashlib.sha256(marker.encode()).hexdigest()})" in proc.stdout

@@ -137,7 +137,7 @@ def test_no_lock_for_the_hosts_python_is_refused_before_any_change(wheels, tmp_p
 def test_resolve_writes_the_lock_from_pips_report(tmp_path, monkeypatch):
     # A resolve against a FIXTURE find-links directory (the real one asks PyPI: the committed locks' source lines).
     fixtures = load(ROOT / "molecule/neuron/files/build_fixtures.py")
-    for name, version in (("vllm", "0.24.0"), ("islpy", "2026.1"), ("six", "1.17.0")):
+    for name, version in (("vllm", "0.24.0"), ("islpy", "2026.1"), ("transformers", "5.15.0"), ("six", "1.17.0")):
         fixtures.build_wheel(tmp_path, name, version)
     proc = subprocess.run([sys.executable, str(SCRIPT), "resolve", "neuron-2.32.0", "--python", sys.executable,
                            "--lock-dir", str(tmp_path), "--write", "--", "--isolated", "--no-index",
