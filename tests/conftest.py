@@ -203,3 +203,20 @@ def assert_allowed_by_the_policy(log: Path, expected: set[str]) -> None:
     assert expected <= set(actions), sorted(actions)
     policy = json.loads((ROOT / "iam" / "controller-policy.json").read_text())
     assert iam_policy.missing(actions, policy) == [], {a: sorted(actions[a]) for a in iam_policy.missing(actions, policy)}
+
+
+def templar(variables: dict):
+    """Ansible's templar in this process with the collection's filters under their collection names (this process's
+    Ansible has not loaded the collection), as the role's tasks and templates call them."""
+    import importlib
+
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    templar = Templar(loader=DataLoader())
+    for path in sorted((ROOT / "plugins/filter").glob("*.py")):
+        module = importlib.import_module(f"ansible_collections.eagle3.trn2.plugins.filter.{path.stem}")
+        for name, function in module.FilterModule().filters().items():
+            templar.environment.filters[f"eagle3.trn2.{name}"] = function
+    templar.available_variables = variables
+    return templar

@@ -227,7 +227,7 @@ def test_notes_that_do_not_say_what_a_patch_row_needs_are_refused_by_what_is_mis
     assert "one of them" in call(str(EXCERPT), "--notes", str(NOTES), "--release", "2.33.1").stderr
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=500), at=st.integers(3, 40))
 def test_a_long_value_is_folded_within_the_width_and_reads_back_unchanged(text, at):
     """Sources and fixes are long sentences: folded onto lines of at most 158 characters (a word longer than a line

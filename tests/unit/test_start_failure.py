@@ -14,17 +14,17 @@ default and serve.yaml.j2, then read back as vLLM's config loader reads it.
 """
 from __future__ import annotations
 
-import importlib
+import copy
+import functools
 import json
 import shlex
 from pathlib import Path
 
 import pytest
 import yaml
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from ansible.template import trust_as_template
 
-from conftest import ROOT, RUNS
+from conftest import ROOT, RUNS, templar
 from test_vllm_effective import ROOT_VLLM_OPTIONS, load_config_file_024, load_config_file_029
 from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.key import (
     eagle3_compile_cache_failure, eagle3_compile_cache_key, eagle3_compile_cache_material)
@@ -118,18 +118,6 @@ def test_other_failures_keep_their_reason_byte_for_byte(cache):
     assert eagle3_compile_cache_failure(REASON, cache, JOURNAL).startswith(before + "; the server's journal")
 
 
-def templar(variables: dict) -> Templar:
-    """Ansible's templar in this process with the collection's filters under their collection names (this process's
-    Ansible has not loaded the collection), as the role's tasks and templates call them."""
-    templar = Templar(loader=DataLoader())
-    for path in sorted((ROOT / "plugins/filter").glob("*.py")):
-        module = importlib.import_module(f"ansible_collections.eagle3.trn2.plugins.filter.{path.stem}")
-        for name, function in module.FilterModule().filters().items():
-            templar.environment.filters[f"eagle3.trn2.{name}"] = function
-    templar.available_variables = variables
-    return templar
-
-
 def test_profile_failed_words_the_reason_from_all_the_journal_lines():
     tasks = yaml.safe_load((ROOT / "roles/vllm_bench/tasks/profile_failed.yml").read_text())
     journal, pick = (task for task in tasks if task["name"].startswith(("Collect the last journal", "Pick the error")))
@@ -169,7 +157,13 @@ def test_vllm_serve_of_each_neuron_release_takes_additional_config(version):
 
 def rendered_config(server_options: dict) -> dict:
     """The profile's `vllm serve --config` file as vllm_service renders it, read back: the role's default merges the
-    setting over the project's options, serve.yaml.j2 writes the file."""
+    setting over the project's options, serve.yaml.j2 writes the file (each distinct options rendered once)."""
+    return copy.deepcopy(_rendered_config(json.dumps(server_options, sort_keys=True)))
+
+
+@functools.lru_cache(maxsize=None)
+def _rendered_config(options_json: str) -> dict:
+    server_options = json.loads(options_json)
     defaults = yaml.safe_load((ROOT / "roles/vllm_service/defaults/main.yml").read_text())
     render = templar({"eagle3_server_options_defaults": PROJECT["eagle3_server_options_defaults"],
                       "eagle3_server_options": server_options})

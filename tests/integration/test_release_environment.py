@@ -3,15 +3,17 @@ setting eagle3_neuron_environment and vllm_service's input (on 2.33 and later VL
 turns the plugin's precompile cache on: vllm-neuron guide "How to use the Precompile Cache"), and so the compile
 cache's key, which the shipped cache (everything under VLLM_CACHE_ROOT, the precompile cache included) is found by.
 Rendered as the role renders it: the schema's default, the role's default and vars, vllm.env.j2, in Ansible's
-templar in this process."""
+templar in this process (an integration test: its subject is the roles' YAML and templates, not the project's Python,
+and a render costs seconds in the unit lane's long-lived, coverage-traced workers)."""
 from __future__ import annotations
+
+import functools
 
 import pytest
 import yaml
 from ansible.template import trust_as_template
 
-from conftest import ROOT
-from test_start_failure import templar
+from conftest import ROOT, templar
 from ansible_collections.eagle3.trn2.plugins.module_utils.compile_cache.key import (eagle3_compile_cache_material,
                                                                                    eagle3_env_file)
 from ansible_collections.eagle3.trn2.plugins.module_utils.settings import settings as S
@@ -31,7 +33,14 @@ def trusted(value):
 
 
 def env_file(accelerator: str, release: str, own: dict | None = None) -> str:
-    """vllm.env.j2 for a host of `accelerator` on Neuron release `release`, with the operator's vllm_service_environment."""
+    """vllm.env.j2 for a host of `accelerator` on Neuron release `release`, with the operator's vllm_service_environment
+    (each distinct one rendered once: a render through Ansible's templar is the costly part of this file)."""
+    return _env_file(accelerator, release, tuple(sorted((own or {}).items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _env_file(accelerator: str, release: str, own_items: tuple) -> str:
+    own = dict(own_items)
     render = templar({"eagle3_accelerator": accelerator, "eagle3_neuron_sdk_version": release,
                       "eagle3_neuron_releases": RELEASES})
     setting = render.template(trust_as_template(S.schema()["properties"]["eagle3_neuron_environment"]["default"]))
