@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime
 import hashlib
 import json
 import re
@@ -209,7 +210,6 @@ def notes_sections(text: str) -> dict[str, dict[str, list[str]]]:
 def parse_notes(text: str, where: str) -> dict[str, Any]:
     """The release, its date (ISO), the release whose other packages it keeps, the packages it updates (canonical name
     -> versions) and what it fixes ("Component: first sentence" per bullet, rebuilds without functional change left out)."""
-    import datetime
     title, date, base = NOTES_TITLE.search(text), NOTES_DATE.search(text), NOTES_BASE.search(text)
     if not (title and date and base):
         missing = [what for what, found in (("the title 'AWS Neuron SDK Release Notes - vX.Y.Z'", title),
